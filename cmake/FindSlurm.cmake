@@ -1,0 +1,31 @@
+# Debian ships no pkg-config file or CMake config for libslurm: find the header and library.
+#   Slurm::slurm          libslurm (for programs: ddp-plan, tests)
+#   Slurm::headers        headers only (for the SPANK plugin, which takes libslurm's symbols from
+#                         the srun/slurmstepd process that loads it)
+#   SLURM_PLUGIN_DIR      where Slurm loads plugins from
+find_path(SLURM_INCLUDE_DIR slurm/spank.h)
+find_library(SLURM_LIBRARY NAMES slurm)
+find_path(SLURM_PLUGIN_DIR NAMES cli_filter_lua.so spank_pbs.so select_cons_tres.so
+  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm-wlm /usr/lib64/slurm /usr/lib/slurm
+  NO_DEFAULT_PATH)
+
+if(SLURM_INCLUDE_DIR AND EXISTS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h")
+  file(STRINGS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h" _slurm_ver
+       REGEX "^#define SLURM_VERSION_STRING ")
+  string(REGEX REPLACE ".*\"([0-9.]+).*" "\\1" Slurm_VERSION "${_slurm_ver}")
+endif()
+
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(Slurm
+  REQUIRED_VARS SLURM_INCLUDE_DIR SLURM_LIBRARY
+  VERSION_VAR Slurm_VERSION)
+
+if(Slurm_FOUND AND NOT TARGET Slurm::slurm)
+  add_library(Slurm::headers INTERFACE IMPORTED)
+  set_target_properties(Slurm::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+  add_library(Slurm::slurm UNKNOWN IMPORTED)
+  set_target_properties(Slurm::slurm PROPERTIES
+    IMPORTED_LOCATION "${SLURM_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+endif()
+mark_as_advanced(SLURM_INCLUDE_DIR SLURM_LIBRARY SLURM_PLUGIN_DIR)

@@ -1,0 +1,152 @@
+#include "options.hpp"
+
+#include "error.hpp"
+#include "parse.hpp"
+
+namespace ddp::plan {
+namespace {
+
+// Linux hands out ephemeral ports from here (net.ipv4.ip_local_port_range default); a fixed
+// rendezvous port inside it collides with some client's outgoing connection sooner or later.
+constexpr unsigned kEphemeralLow = 32768;
+constexpr unsigned kEphemeralHigh = 60999;
+
+std::string opt(std::string_view name) { return "--" + std::string(name); }
+
+contract::Backend parse_backend(std::string_view value) {
+  if (value == "nccl") return contract::Backend::Nccl;
+  if (value == "gloo") return contract::Backend::Gloo;
+  throw PlanError(opt(kOptBackend) + "=" + quoted(value) +
+                  " is not a backend; allowed: nccl (GPUs) or gloo (CPUs)");
+}
+
+Bind parse_bind(std::string_view value) {
+  if (value == "closest") return Bind::Closest;
+  if (value == "none") return Bind::None;
+  throw PlanError(opt(kOptBind) + "=" + quoted(value) +
+                  " is not a binding; allowed: closest (cores next to the rank's GPU) or none");
+}
+
+bool parse_yes_no(std::string_view what, std::string_view value) {
+  if (value == "yes" || value == "true" || value == "1") return true;
+  if (value == "no" || value == "false" || value == "0") return false;
+  throw PlanError(std::string(what) + "=" + quoted(value) + " is not a boolean; allowed: yes or no");
+}
+
+}  // namespace
+
+void check_profile_name(std::string_view option, std::string_view name) {
+  constexpr std::size_t kMaxName = 64;
+  bool ok = !name.empty() && name.size() <= kMaxName && name.front() != '.' &&
+            name.front() != '-';
+  for (char c : name) {
+    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                         (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    ok = ok && allowed;
+  }
+  if (!ok)
+    throw PlanError(std::string(option) + "=" + quoted(name) +
+                    " is not a profile name; a name is 1-64 letters, digits, '-', '_' or '.', "
+                    "not starting with '.' or '-' (a name, not a path)");
+}
+
+void apply_user_option(UserOptions& options, std::string_view name, std::string_view value) {
+  options.requested = true;
+  if (name == kOptDdp) {
+    // --ddp alone turns the plugin on; --ddp=PROFILE also names the profile.
+    if (!value.empty()) {
+      check_profile_name(opt(kOptDdp), value);
+      options.profile = std::string(value);
+    }
+  } else if (name == kOptNodes) {
+    options.nodes = static_cast<unsigned>(parse_unsigned(opt(name), value, 1, kMaxNodes));
+  } else if (name == kOptGpus) {
+    options.gpus_per_node =
+        static_cast<unsigned>(parse_unsigned(opt(name), value, 1, kMaxGpusPerNode));
+  } else if (name == kOptProfile) {
+    check_profile_name(opt(name), value);
+    options.profile = std::string(value);
+  } else if (name == kOptPort) {
+    if (value == "auto")
+      options.port.reset();
+    else
+      options.port = static_cast<std::uint16_t>(parse_unsigned(opt(name) + " (or 'auto')",
+                                                               value, 1, 65535));
+  } else if (name == kOptBackend) {
+    options.backend = parse_backend(value);
+  } else if (name == kOptBind) {
+    options.bind = parse_bind(value);
+  } else if (name == kOptVerbose) {
+    options.verbose = true;
+  } else {
+    throw PlanError(opt(name) + " is not an option of spank_ddp");
+  }
+}
+
+PortRange parse_port_range(std::string_view what, std::string_view text) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string_view::npos)
+    throw PlanError(std::string(what) + "=" + quoted(text) +
+                    " is not a port range; write LOW-HIGH, e.g. 20000-29999");
+  PortRange r;
+  r.low = static_cast<std::uint16_t>(parse_unsigned(what, text.substr(0, dash), 1024, 65535));
+  r.high = static_cast<std::uint16_t>(parse_unsigned(what, text.substr(dash + 1), 1024, 65535));
+  if (r.high < r.low)
+    throw PlanError(std::string(what) + "=" + quoted(text) + " runs backwards; write LOW-HIGH");
+  if (r.high >= kEphemeralLow && r.low <= kEphemeralHigh)
+    throw PlanError(std::string(what) + "=" + quoted(text) +
+                    " overlaps Linux's ephemeral ports 32768-60999, where outgoing connections "
+                    "take their ports; choose a range below 32768 or above 60999");
+  return r;
+}
+
+PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
+  PlugstackConfig config;
+  for (const std::string& arg : args) {
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw PlanError("plugstack.conf argument " + quoted(arg) +
+                      " is not key=value; keys: profile_dir, default_profile, port_range, "
+                      "user_profiles, topology, activate");
+    const std::string key = arg.substr(0, eq);
+    const std::string value = arg.substr(eq + 1);
+    if (key == "profile_dir") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf profile_dir=" + quoted(value) +
+                        " must be an absolute directory path");
+      config.profile_dir = value;
+    } else if (key == "default_profile") {
+      if (value == "auto") {
+        config.default_profile.reset();
+      } else {
+        check_profile_name("plugstack.conf default_profile", value);
+        config.default_profile = value;
+      }
+    } else if (key == "port_range") {
+      config.port_range = parse_port_range("plugstack.conf port_range", value);
+    } else if (key == "user_profiles") {
+      config.user_profiles = parse_yes_no("plugstack.conf user_profiles", value);
+    } else if (key == "topology") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf topology=" + quoted(value) +
+                        " must be an absolute path to an hwloc XML file");
+      config.topology_xml = value;
+    } else if (key == "activate") {
+      if (value == "always")
+        config.activation = Activation::Always;
+      else if (value == "on-request")
+        config.activation = Activation::OnRequest;
+      else
+        throw PlanError("plugstack.conf activate=" + quoted(value) +
+                        " is not allowed; use on-request (only steps with a --ddp* option) or "
+                        "always (every step with more than zero tasks)");
+    } else {
+      throw PlanError("plugstack.conf argument " + quoted(key) +
+                      " is unknown; keys: profile_dir, default_profile, port_range, "
+                      "user_profiles, topology, activate");
+    }
+  }
+  return config;
+}
+
+}  // namespace ddp::plan

@@ -1,0 +1,75 @@
+// What users ask for (--ddp-* options) and what the site admin configured (plugstack.conf
+// arguments), parsed and validated without any Slurm dependency.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ddp/env_contract.hpp"
+
+namespace ddp::plan {
+
+struct PortRange {
+  std::uint16_t low = 20000;
+  std::uint16_t high = 29999;
+  unsigned size() const { return static_cast<unsigned>(high) - low + 1; }
+};
+
+enum class Bind { Closest, None };
+
+// The user's options. Every field stays unset until the user gives it, so the planner can tell
+// "asked for" from "default".
+struct UserOptions {
+  bool requested = false;  // any --ddp* option was given: the plugin acts on this step
+  std::optional<unsigned> nodes;
+  std::optional<unsigned> gpus_per_node;
+  std::optional<std::string> profile;
+  std::optional<std::uint16_t> port;  // unset or "auto": reserved or derived port
+  std::optional<contract::Backend> backend;
+  std::optional<Bind> bind;
+  bool verbose = false;
+};
+
+// Limits for counts: far beyond any real machine, small enough that products cannot overflow.
+inline constexpr unsigned kMaxNodes = 100000;
+inline constexpr unsigned kMaxGpusPerNode = 64;
+
+// Names of the options as users type them (without the leading "--").
+inline constexpr const char* kOptDdp = "ddp";
+inline constexpr const char* kOptNodes = "ddp-nodes";
+inline constexpr const char* kOptGpus = "ddp-gpus";
+inline constexpr const char* kOptProfile = "ddp-profile";
+inline constexpr const char* kOptPort = "ddp-port";
+inline constexpr const char* kOptBackend = "ddp-backend";
+inline constexpr const char* kOptBind = "ddp-bind";
+inline constexpr const char* kOptVerbose = "ddp-verbose";
+
+// Applies one option as typed on the command line (value may be empty for flags). Throws
+// PlanError naming the option, the value and what is allowed. Applying the same option twice with
+// the same value is harmless (Slurm calls option callbacks more than once).
+void apply_user_option(UserOptions& options, std::string_view name, std::string_view value);
+
+// A profile name as users type it: a name, never a path.
+void check_profile_name(std::string_view option, std::string_view name);
+
+enum class Activation { OnRequest, Always };
+
+// plugstack.conf arguments: `required spank_ddp.so key=value ...`.
+struct PlugstackConfig {
+  std::string profile_dir = "/etc/slurm/ddp/profiles";
+  std::optional<std::string> default_profile;  // unset = "auto"
+  PortRange port_range;
+  bool user_profiles = false;
+  std::optional<std::string> topology_xml;
+  Activation activation = Activation::OnRequest;
+};
+
+// Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.
+PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args);
+
+PortRange parse_port_range(std::string_view what, std::string_view text);
+
+}  // namespace ddp::plan

@@ -1,0 +1,86 @@
+#include "parse.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "error.hpp"
+
+namespace ddp::plan {
+
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kMaxShown = 64;
+  std::string out = "'";
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  out += "'";
+  return out;
+}
+
+std::uint64_t parse_unsigned(std::string_view what, std::string_view text, std::uint64_t min,
+                             std::uint64_t max) {
+  const std::string range = std::to_string(min) + ".." + std::to_string(max);
+  if (text.empty())
+    throw PlanError(std::string(what) + " needs a value: a whole number in " + range);
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      throw PlanError(std::string(what) + "=" + quoted(text) +
+                      " is not a whole number; give a number in " + range);
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (UINT64_MAX - digit) / 10)
+      throw PlanError(std::string(what) + "=" + quoted(text) + " is too large; allowed: " + range);
+    value = value * 10 + digit;
+  }
+  if (value < min || value > max)
+    throw PlanError(std::string(what) + "=" + quoted(text) + " is out of range; allowed: " + range);
+  return value;
+}
+
+std::vector<unsigned> parse_index_list(std::string_view what, std::string_view text,
+                                       unsigned max_index) {
+  std::vector<unsigned> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const std::size_t dash = item.find('-');
+    const auto first = static_cast<unsigned>(
+        parse_unsigned(what, item.substr(0, dash), 0, max_index));
+    auto last = first;
+    if (dash != std::string_view::npos) {
+      last = static_cast<unsigned>(parse_unsigned(what, item.substr(dash + 1), 0, max_index));
+      if (last < first)
+        throw PlanError(std::string(what) + "=" + quoted(text) + ": range " + quoted(item) +
+                        " runs backwards; write it low-high");
+    }
+    for (unsigned v = first; v <= last; ++v) {
+      if (std::find(out.begin(), out.end(), v) != out.end())
+        throw PlanError(std::string(what) + "=" + quoted(text) + " lists " + std::to_string(v) +
+                        " twice; each index may appear once");
+      out.push_back(v);
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<unsigned>& values, const char* sep) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += sep;
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+}  // namespace ddp::plan

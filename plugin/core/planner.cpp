@@ -1,0 +1,155 @@
+#include "planner.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "error.hpp"
+#include "hostlist.hpp"
+#include "parse.hpp"
+#include "version.hpp"
+
+namespace ddp::plan {
+namespace {
+
+std::string plural(unsigned n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string asked(const UserOptions& o) {
+  std::string out;
+  if (o.nodes) out += "--ddp-nodes=" + std::to_string(*o.nodes);
+  if (o.gpus_per_node) out += std::string(out.empty() ? "" : " ") + "--ddp-gpus=" +
+                              std::to_string(*o.gpus_per_node);
+  return out;
+}
+
+// A visible-devices list Slurm narrowed to a subset of the step's GPUs (--gpus-per-task,
+// --gpu-bind) breaks torchrun's rule that rank LOCAL_RANK uses cuda:LOCAL_RANK. Widening it back
+// to the step's GPUs restores the rule; lists we cannot read (UUIDs, MIG) are left alone.
+std::optional<std::string> widened_visible_devices(const GpuFacts& gpus) {
+  if (!gpus.cuda_visible_devices || gpus.step_gpus.empty()) return std::nullopt;
+  std::vector<unsigned> visible;
+  try {
+    visible = parse_index_list("CUDA_VISIBLE_DEVICES", *gpus.cuda_visible_devices, 1u << 16);
+  } catch (const PlanError&) {
+    return std::nullopt;
+  }
+  if (visible.size() >= gpus.step_gpus.size()) return std::nullopt;
+  for (unsigned v : visible)
+    if (std::find(gpus.step_gpus.begin(), gpus.step_gpus.end(), v) == gpus.step_gpus.end())
+      return std::nullopt;
+  return join(gpus.step_gpus);
+}
+
+}  // namespace
+
+std::string shape_fix_hint(const UserOptions& o) {
+  const std::string n = o.nodes ? std::to_string(*o.nodes) : "N";
+  const std::string g = o.gpus_per_node ? std::to_string(*o.gpus_per_node) : "G";
+  return "ask the admin to enable the slurm-ddp cli_filter (CliFilterPlugins=cli_filter/lua with "
+         "the shipped cli_filter.lua), or request the shape yourself: --nodes=" + n +
+         " --ntasks-per-node=" + g + " --gpus-per-node=" + g;
+}
+
+StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
+                   const PlugstackConfig& config) {
+  if (facts.nodes == 0 || facts.node_id >= facts.nodes)
+    throw PlanError("step facts are inconsistent: node index " + std::to_string(facts.node_id) +
+                    " in a step of " + plural(facts.nodes, "node"));
+  if (facts.local_tasks == 0 || facts.total_tasks < facts.local_tasks)
+    throw PlanError("step facts are inconsistent: " + plural(facts.local_tasks, "local task") +
+                    " in a step of " + plural(facts.total_tasks, "task"));
+  if (options.nodes && *options.nodes != facts.nodes)
+    throw PlanError(asked(options) + " asked for " + plural(*options.nodes, "node") +
+                    ", but this step runs on " + plural(facts.nodes, "node") + " (" +
+                    facts.nodelist + "). Fix: " + shape_fix_hint(options));
+  if (options.gpus_per_node && *options.gpus_per_node != facts.local_tasks)
+    throw PlanError(asked(options) + " asked for one task per GPU, " +
+                    plural(*options.gpus_per_node, "task") + " per node, but node " +
+                    facts.hostname + " runs " + plural(facts.local_tasks, "task") +
+                    " of this step. Fix: " + shape_fix_hint(options));
+
+  StepPlan plan;
+  plan.facts = facts;
+  plan.options = options;
+  plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist);
+  plan.port = choose_port(facts.job_id, facts.step_id, facts.resv_ports, options.port,
+                          config.port_range);
+  return plan;
+}
+
+TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus) {
+  const StepFacts& f = step.facts;
+  const UserOptions& o = step.options;
+  if (task.local_id >= f.local_tasks || task.global_id >= f.total_tasks)
+    throw PlanError("task " + std::to_string(task.global_id) + " (local " +
+                    std::to_string(task.local_id) + ") lies outside a step of " +
+                    plural(f.total_tasks, "task") + ", " + std::to_string(f.local_tasks) +
+                    " on this node");
+  const auto ngpus = static_cast<unsigned>(gpus.step_gpus.size());
+  if (o.gpus_per_node && ngpus != *o.gpus_per_node)
+    throw PlanError(asked(o) + " asked for " + plural(*o.gpus_per_node, "GPU") +
+                    " per node, but Slurm gave this step " + plural(ngpus, "GPU") + " on node " +
+                    f.hostname + " (SLURM_STEP_GPUS=" + join(gpus.step_gpus) +
+                    "). Fix: " + shape_fix_hint(o));
+
+  // NCCL needs a GPU per rank; without one each, the default is Gloo. Only an explicit
+  // --ddp-backend=nccl that cannot work is an error.
+  const bool gpu_per_task = ngpus > 0 && ngpus >= f.local_tasks;
+  const contract::Backend backend =
+      o.backend.value_or(gpu_per_task ? contract::Backend::Nccl : contract::Backend::Gloo);
+  if (backend == contract::Backend::Nccl && !gpu_per_task)
+    throw PlanError("the nccl backend needs one GPU per task, but node " + f.hostname + " runs " +
+                    plural(f.local_tasks, "task") + " with " + plural(ngpus, "GPU") +
+                    ". Fix: request GPUs (--ddp-gpus=G, or --gpus-per-node=G with "
+                    "--ntasks-per-node=G), or use --ddp-backend=gloo for CPU training");
+
+  TaskPlan plan;
+  contract::TaskContract& c = plan.contract;
+  c.rank = task.global_id;
+  c.local_rank = task.local_id;
+  c.world_size = f.total_tasks;
+  c.local_world_size = f.local_tasks;
+  c.node_rank = f.node_id;
+  c.nodes = f.nodes;
+  c.master_addr = step.master_addr;
+  c.master_port = step.port.port;
+  c.backend = backend;
+  if (task.local_id < ngpus) plan.gpu = gpus.step_gpus[task.local_id];
+  plan.omp_threads = std::max(1u, f.cpus_on_node / f.local_tasks);
+
+  for (auto& [name, value] : c.to_env()) plan.env.push_back({name, value, true});
+  plan.env.push_back({contract::kDdpPortSource, port_source_name(step.port.source), true});
+  plan.env.push_back({contract::kDdpLauncher, std::string("spank_ddp ") + kVersion, true});
+  if (ngpus > 0) {
+    plan.env.push_back({contract::kDdpStepGpus, join(gpus.step_gpus), true});
+    if (plan.gpu) plan.env.push_back({contract::kDdpGpu, std::to_string(*plan.gpu), true});
+    if (auto widened = widened_visible_devices(gpus))
+      plan.env.push_back({contract::kCudaVisibleDevices, *widened, true});
+  }
+  // nvidia-smi, NCCL and Slurm number GPUs by PCI bus id; CUDA's default (fastest first) would
+  // make cuda:LOCAL_RANK a different GPU than the one Slurm and the plan name.
+  plan.env.push_back({contract::kCudaDeviceOrder, "PCI_BUS_ID", false});
+  plan.env.push_back({contract::kOmpNumThreads, std::to_string(plan.omp_threads), false});
+  return plan;
+}
+
+std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus) {
+  std::vector<TaskPlan> plans;
+  const StepFacts& f = step.facts;
+  for (unsigned i = 0; i < f.local_tasks; ++i)
+    plans.push_back(plan_task(step, {i, f.node_id * f.local_tasks + i}, gpus));
+  return plans;
+}
+
+std::string TaskPlan::summary() const {
+  std::ostringstream s;
+  s << "rank " << contract.rank << "/" << contract.world_size << " local "
+    << contract.local_rank << "/" << contract.local_world_size << " node " << contract.node_rank
+    << "/" << contract.nodes << " master " << contract.master_addr << ":" << contract.master_port
+    << " backend " << contract::backend_name(contract.backend) << " gpu "
+    << (gpu ? std::to_string(*gpu) : std::string("none")) << " omp " << omp_threads;
+  return s.str();
+}
+
+}  // namespace ddp::plan

@@ -1,0 +1,53 @@
+// The planner: a pure function from (step facts, options, site configuration) to what each task
+// of this node gets. It validates the shape of the step against what the user asked for, so a
+// wrong allocation fails the step with a message instead of starting a job that hangs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ddp/env_contract.hpp"
+#include "options.hpp"
+#include "port.hpp"
+#include "step_facts.hpp"
+
+namespace ddp::plan {
+
+// One variable to export. `overwrite` false: a value the user already set in the job's
+// environment wins (OMP_NUM_THREADS, CUDA_DEVICE_ORDER); the rendezvous contract always overwrites,
+// because a stale RANK from an outer launcher would be silently wrong.
+struct EnvSetting {
+  std::string name;
+  std::string value;
+  bool overwrite = true;
+};
+
+struct StepPlan {
+  StepFacts facts;
+  UserOptions options;
+  std::string master_addr;
+  PortChoice port;
+};
+
+struct TaskPlan {
+  contract::TaskContract contract;
+  std::optional<unsigned> gpu;  // Slurm GPU index this rank drives
+  unsigned omp_threads = 1;
+  std::vector<EnvSetting> env;
+  std::string summary() const;  // one line for --ddp-verbose and logs
+};
+
+// Throws PlanError when the step cannot be a DDP step as asked.
+StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
+                   const PlugstackConfig& config);
+
+// Throws PlanError when the GPUs Slurm gave do not fit the ranks.
+TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus);
+
+// Every task of the node, for `ddp-plan`; global ids assume Slurm's default block distribution.
+std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus);
+
+// The command-line options that would have produced this step's shape, for fix-it messages.
+std::string shape_fix_hint(const UserOptions& options);
+
+}  // namespace ddp::plan

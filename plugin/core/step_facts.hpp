@@ -1,0 +1,38 @@
+// The facts the planner works from. The SPANK glue reads them from Slurm; `ddp-plan` and the
+// unit tests make them up. Nothing here knows about SPANK.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp::plan {
+
+// Known once per node per step (slurmstepd's user_init).
+struct StepFacts {
+  std::uint32_t job_id = 0;
+  std::uint32_t step_id = 0;
+  unsigned nodes = 1;        // nodes in the step
+  unsigned node_id = 0;      // this node's index in the step
+  unsigned total_tasks = 1;  // tasks in the step
+  unsigned local_tasks = 1;  // tasks of the step on this node
+  std::string nodelist;      // SLURM_STEP_NODELIST, Slurm host list syntax
+  std::string hostname;      // this node, for messages
+  std::optional<std::string> resv_ports;  // SLURM_STEP_RESV_PORTS, when MpiParams=ports= is set
+  unsigned cpus_on_node = 1;              // CPUs the step holds on this node
+};
+
+// Known only once Slurm has applied its GRES environment to a task (task_init); the same for all
+// tasks of a node.
+struct GpuFacts {
+  std::vector<unsigned> step_gpus;                // SLURM_STEP_GPUS, Slurm's indices on this node
+  std::optional<std::string> cuda_visible_devices;  // as Slurm set it for the task
+};
+
+struct TaskFacts {
+  unsigned local_id = 0;
+  unsigned global_id = 0;
+};
+
+}  // namespace ddp::plan

@@ -1,0 +1,95 @@
+#include "option_table.hpp"
+
+#include <cstddef>
+#include <string>
+
+#include "options.hpp"
+#include "plugin_state.hpp"
+
+namespace ddp::spank {
+namespace {
+
+namespace p = ddp::plan;
+
+// The callback's `val` is the index of the option in the table below.
+int on_option(int val, const char* optarg, int remote);
+
+constexpr int kFlag = 0;
+constexpr int kRequired = 1;
+constexpr int kOptional = 2;
+
+// Slurm's struct wants char*, though it never writes through them.
+char* s(const char* text) { return const_cast<char*>(text); }
+
+}  // namespace
+}  // namespace ddp::spank
+
+extern "C" {
+struct spank_option spank_options[] = {
+    {ddp::spank::s(ddp::plan::kOptDdp), ddp::spank::s("PROFILE"),
+     ddp::spank::s("Launch the step for PyTorch DDP: export RANK, WORLD_SIZE, MASTER_ADDR... "
+                   "to every task (optionally with cluster profile PROFILE)."),
+     ddp::spank::kOptional, 0, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptNodes), ddp::spank::s("N"),
+     ddp::spank::s("DDP over N nodes (with the slurm-ddp cli_filter this requests them)."),
+     ddp::spank::kRequired, 1, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptGpus), ddp::spank::s("G"),
+     ddp::spank::s("G GPUs per node, one task per GPU (with the cli_filter this requests them)."),
+     ddp::spank::kRequired, 2, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptProfile), ddp::spank::s("NAME"),
+     ddp::spank::s("Cluster profile NAME from the site's profile directory."),
+     ddp::spank::kRequired, 3, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptPort), ddp::spank::s("PORT|auto"),
+     ddp::spank::s("Rendezvous port (MASTER_PORT); auto = Slurm's reserved port or one derived "
+                   "from the job and step id."),
+     ddp::spank::kRequired, 4, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptBackend), ddp::spank::s("nccl|gloo"),
+     ddp::spank::s("Process-group backend (default: nccl with GPUs, gloo without)."),
+     ddp::spank::kRequired, 5, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptBind), ddp::spank::s("closest|none"),
+     ddp::spank::s("CPU binding of each rank (default closest)."),
+     ddp::spank::kRequired, 6, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptVerbose), nullptr,
+     ddp::spank::s("Print each task's DDP plan on its stderr."), ddp::spank::kFlag, 7,
+     ddp::spank::on_option},
+    SPANK_OPTIONS_TABLE_END};
+}
+
+namespace ddp::spank {
+namespace {
+
+constexpr std::size_t kOptionCount = sizeof(spank_options) / sizeof(spank_options[0]) - 1;
+
+int on_option(int val, const char* optarg, int remote) {
+  return guarded("option", [&] {
+    if (val < 0 || static_cast<std::size_t>(val) >= kOptionCount) return -1;
+    const char* name = spank_options[val].name;
+    try {
+      p::apply_user_option(state().options, name, optarg ? optarg : "");
+    } catch (const std::exception& e) {
+      if (!remote) {
+        // srun/sbatch/salloc stop here, before anything is submitted.
+        slurm_error("spank_ddp: %s", e.what());
+        return -1;
+      }
+      if (!state().deferred_error) state().deferred_error = e.what();
+    }
+    return 0;
+  });
+}
+
+}  // namespace
+
+int register_options(spank_t sp) {
+  for (std::size_t i = 0; i < kOptionCount; ++i) {
+    const spank_err_t rc = spank_option_register(sp, &spank_options[i]);
+    if (rc != ESPANK_SUCCESS) {
+      slurm_error("spank_ddp: cannot register --%s: %s", spank_options[i].name,
+                  spank_strerror(rc));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace ddp::spank

@@ -1,0 +1,75 @@
+// slurmstepd (remote context): plan once per node in user_init, apply per task in task_init.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "error.hpp"
+#include "planner.hpp"
+#include "plugin_state.hpp"
+#include "spank_api.hpp"
+#include "step_facts_reader.hpp"
+
+namespace {
+
+using ddp::spank::state;
+
+bool step_wants_ddp() {
+  const auto& s = state();
+  return s.options.requested || s.config.activation == ddp::plan::Activation::Always;
+}
+
+// What the user sees: the task's stderr goes to srun's terminal or the job's output file.
+void tell_user(const std::string& line) {
+  const std::string text = std::string(ddp::spank::kLogPrefix) + line + "\n";
+  (void)!write(STDERR_FILENO, text.data(), text.size());
+}
+
+}  // namespace
+
+extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
+  if (spank_context() != S_CTX_REMOTE) return 0;
+  auto& s = state();
+  const int rc = ddp::spank::guarded("user_init", [&] {
+    if (s.deferred_error || !step_wants_ddp()) return 0;
+    if (!ddp::spank::launch_step_id(sp)) return 0;
+    try {
+      s.step = ddp::plan::plan_step(ddp::spank::read_step_facts(sp), s.options, s.config);
+    } catch (const std::exception& e) {
+      s.deferred_error = e.what();
+    }
+    return 0;
+  });
+  // Even an internal failure here must surface in task_init rather than vanish.
+  if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while planning the step";
+  return 0;
+}
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
+  if (spank_context() != S_CTX_REMOTE) return 0;
+  return ddp::spank::guarded("task_init", [&] {
+    auto& s = state();
+    if (s.deferred_error) {
+      slurm_error("spank_ddp: %s", s.deferred_error->c_str());
+      tell_user("error: " + *s.deferred_error);
+      return -1;
+    }
+    if (!s.step) return 0;  // not a DDP step, or not a task launch
+    try {
+      const auto plan = ddp::plan::plan_task(*s.step, ddp::spank::read_task_facts(sp),
+                                             ddp::spank::read_gpu_facts(sp));
+      for (const auto& e : plan.env) {
+        const spank_err_t rc = spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.overwrite);
+        // ESPANK_ENV_EXISTS is the user's value winning, as intended.
+        if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS)
+          throw ddp::plan::PlanError("cannot set " + e.name + ": " + spank_strerror(rc));
+      }
+      if (s.options.verbose) tell_user(plan.summary());
+    } catch (const std::exception& e) {
+      slurm_error("spank_ddp: %s", e.what());
+      tell_user(std::string("error: ") + e.what());
+      return -1;
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,94 @@
+#include "step_facts_reader.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "parse.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>  // SLURM_BATCH_SCRIPT and friends
+}
+
+namespace ddp::spank {
+namespace {
+
+// Item sizes differ (uint16_t for S_JOB_NCPUS, int for S_TASK_ID): a wrong size silently corrupts
+// the stack, so each item is read through a function that names its exact type.
+template <class T>
+T item(spank_t sp, spank_item_t which, const char* name) {
+  T value{};
+  const spank_err_t rc = spank_get_item(sp, which, &value);
+  if (rc != ESPANK_SUCCESS)
+    throw plan::PlanError(std::string("cannot read ") + name + " from Slurm: " +
+                          spank_strerror(rc));
+  return value;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "this node";
+  return buf;
+}
+
+}  // namespace
+
+std::optional<std::string> get_env(spank_t sp, const char* name) {
+  // Environment values may be long (CUDA_VISIBLE_DEVICES with 64 UUIDs); grow until it fits.
+  std::vector<char> buf(256);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
+    if (rc == ESPANK_SUCCESS) return std::string(buf.data());
+    if (rc != ESPANK_NOSPACE) return std::nullopt;
+    buf.resize(buf.size() * 4);
+  }
+  throw plan::PlanError(std::string(name) + " is longer than 1 MiB; refusing to read it");
+}
+
+std::optional<std::uint32_t> launch_step_id(spank_t sp) {
+  const auto step = item<std::uint32_t>(sp, S_JOB_STEPID, "the step id");
+  if (step == SLURM_BATCH_SCRIPT || step == SLURM_EXTERN_CONT || step == SLURM_INTERACTIVE_STEP ||
+      step == SLURM_PENDING_STEP)
+    return std::nullopt;
+  return step;
+}
+
+plan::StepFacts read_step_facts(spank_t sp) {
+  plan::StepFacts f;
+  f.job_id = item<std::uint32_t>(sp, S_JOB_ID, "the job id");
+  f.step_id = item<std::uint32_t>(sp, S_JOB_STEPID, "the step id");
+  f.nodes = item<std::uint32_t>(sp, S_JOB_NNODES, "the step's node count");
+  f.node_id = item<std::uint32_t>(sp, S_JOB_NODEID, "this node's index");
+  f.total_tasks = item<std::uint32_t>(sp, S_JOB_TOTAL_TASK_COUNT, "the step's task count");
+  f.local_tasks = item<std::uint32_t>(sp, S_JOB_LOCAL_TASK_COUNT, "this node's task count");
+  f.cpus_on_node = item<std::uint16_t>(sp, S_JOB_NCPUS, "the step's CPU count");
+  f.hostname = get_env(sp, "SLURMD_NODENAME").value_or(hostname());
+  const auto nodelist = get_env(sp, "SLURM_STEP_NODELIST");
+  if (!nodelist)
+    throw plan::PlanError("SLURM_STEP_NODELIST is not set in the step; cannot find MASTER_ADDR");
+  f.nodelist = *nodelist;
+  f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
+  return f;
+}
+
+plan::GpuFacts read_gpu_facts(spank_t sp) {
+  plan::GpuFacts g;
+  if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"))
+    g.step_gpus = plan::parse_index_list("SLURM_STEP_GPUS", *gpus, 1u << 16);
+  g.cuda_visible_devices = get_env(sp, "CUDA_VISIBLE_DEVICES");
+  return g;
+}
+
+plan::TaskFacts read_task_facts(spank_t sp) {
+  plan::TaskFacts t;
+  const int local = item<int>(sp, S_TASK_ID, "the local task id");
+  if (local < 0) throw plan::PlanError("Slurm reported a negative local task id");
+  t.local_id = static_cast<unsigned>(local);
+  t.global_id = item<std::uint32_t>(sp, S_TASK_GLOBAL_ID, "the global task id");
+  return t;
+}
+
+}  // namespace ddp::spank

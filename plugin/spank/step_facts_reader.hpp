@@ -1,0 +1,23 @@
+// Reads the planner's facts from slurmstepd through the SPANK API.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "spank_api.hpp"
+#include "step_facts.hpp"
+
+namespace ddp::spank {
+
+// The step's id, or nullopt for steps that are not task launches (batch script, extern step,
+// interactive shell): those never get rank variables.
+std::optional<std::uint32_t> launch_step_id(spank_t sp);
+
+plan::StepFacts read_step_facts(spank_t sp);
+plan::GpuFacts read_gpu_facts(spank_t sp);
+plan::TaskFacts read_task_facts(spank_t sp);
+
+// The task's (or step's) environment variable, nullopt when unset.
+std::optional<std::string> get_env(spank_t sp, const char* name);
+
+}  // namespace ddp::spank

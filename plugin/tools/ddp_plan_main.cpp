@@ -1,0 +1,119 @@
+// ddp-plan: prints the plan spank_ddp would apply on one node, from given step facts, so admins
+// can see and debug it without submitting a job. Same planner, same validation as the plugin.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "error.hpp"
+#include "options.hpp"
+#include "parse.hpp"
+#include "plan_report.hpp"
+#include "planner.hpp"
+#include "topology_cpus.hpp"
+#include "version.hpp"
+
+namespace {
+
+namespace p = ddp::plan;
+
+struct Args {
+  std::optional<std::string> topology;
+  std::string gpus;
+  std::string tasks = "1";
+  std::string nodes = "1";
+  std::string node_id = "0";
+  std::optional<std::string> nodelist;
+  std::string job_id = "0";
+  std::string step_id = "0";
+  std::optional<std::string> resv_ports;
+  std::optional<std::string> cpus;
+  std::optional<std::string> cuda_visible_devices;
+  std::vector<std::string> plugstack;
+  std::vector<std::pair<const char*, std::optional<std::string>>> user_options;
+  bool json = false;
+};
+
+std::string this_host() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
+}
+
+int run(const Args& a) {
+  p::StepFacts f;
+  f.nodes = static_cast<unsigned>(p::parse_unsigned("--nodes", a.nodes, 1, p::kMaxNodes));
+  f.node_id = static_cast<unsigned>(p::parse_unsigned("--node-id", a.node_id, 0, f.nodes - 1));
+  f.local_tasks = static_cast<unsigned>(p::parse_unsigned("--tasks", a.tasks, 1, 4096));
+  f.total_tasks = f.nodes * f.local_tasks;
+  f.job_id = static_cast<std::uint32_t>(p::parse_unsigned("--job-id", a.job_id, 0, UINT32_MAX));
+  f.step_id = static_cast<std::uint32_t>(p::parse_unsigned("--step-id", a.step_id, 0, UINT32_MAX));
+  f.resv_ports = a.resv_ports;
+  if (a.nodelist) {
+    f.nodelist = *a.nodelist;
+  } else if (f.nodes == 1) {
+    f.nodelist = this_host();
+  } else {
+    throw p::PlanError("--nodes=" + a.nodes + " needs --nodelist LIST (the step's nodes, "
+                       "e.g. gpu[01-" + a.nodes + "]) to name MASTER_ADDR");
+  }
+  f.hostname = f.nodes == 1 ? f.nodelist : "node " + std::to_string(f.node_id);
+  f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
+                          : ddp::tools::topology_cpu_count(a.topology);
+
+  p::UserOptions options;
+  for (const auto& [name, value] : a.user_options)
+    if (value) p::apply_user_option(options, name, *value);
+  const p::PlugstackConfig config = p::parse_plugstack_args(a.plugstack);
+
+  p::GpuFacts gpus;
+  gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, 1u << 16);
+  gpus.cuda_visible_devices = a.cuda_visible_devices;
+
+  const p::StepPlan step = p::plan_step(f, options, config);
+  const std::vector<p::TaskPlan> tasks = p::plan_node(step, gpus);
+  if (a.json)
+    std::cout << ddp::tools::plan_to_json(step, tasks).dump(2) << "\n";
+  else
+    std::cout << ddp::tools::plan_to_table(step, tasks);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Print the DDP plan spank_ddp would apply on one node of a step."};
+  app.set_version_flag("--version", std::string("ddp-plan ") + p::kVersion);
+  Args a;
+  // Counts are read as text and validated by the planner's own parsers, so ddp-plan and the
+  // plugin reject the same values with the same words.
+  app.add_option("--topology", a.topology, "hwloc XML of the node (default: this machine)");
+  app.add_option("--gpus", a.gpus, "Slurm GPU indices given to the step on this node, e.g. 0,1,2,3");
+  app.add_option("--tasks", a.tasks, "tasks of the step on this node")->capture_default_str();
+  app.add_option("--nodes", a.nodes, "nodes in the step")->capture_default_str();
+  app.add_option("--node-id", a.node_id, "this node's index in the step")->capture_default_str();
+  app.add_option("--nodelist", a.nodelist, "the step's node list (Slurm syntax)");
+  app.add_option("--job-id", a.job_id, "job id")->capture_default_str();
+  app.add_option("--step-id", a.step_id, "step id")->capture_default_str();
+  app.add_option("--resv-ports", a.resv_ports, "SLURM_STEP_RESV_PORTS of the step");
+  app.add_option("--cpus", a.cpus, "CPUs the step holds on this node (default: all in topology)");
+  app.add_option("--cuda-visible-devices", a.cuda_visible_devices,
+                 "CUDA_VISIBLE_DEVICES as Slurm set it for a task");
+  app.add_option("--plugstack", a.plugstack, "plugstack.conf argument key=value (repeatable)");
+  a.user_options = {{p::kOptNodes, {}}, {p::kOptGpus, {}},    {p::kOptPort, {}},
+                    {p::kOptBackend, {}}, {p::kOptBind, {}}};
+  for (auto& [name, value] : a.user_options)
+    app.add_option(std::string("--") + name, value, std::string("as the srun option --") + name);
+  app.add_flag("--json", a.json, "print JSON instead of a table");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp-plan: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,78 @@
+// The environment contract between the launcher (spank_ddp) and a training process.
+//
+// One definition, used by the plugin to write it and by the runtime to read it. The names are
+// torchrun's, so any torchrun-compatible program (Python included) runs unchanged; the DDP_*
+// names say what the plugin decided, for logs, for `ddp-plan` and for the runtime.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ddp::contract {
+
+// torchrun's rendezvous contract.
+inline constexpr const char* kRank = "RANK";
+inline constexpr const char* kLocalRank = "LOCAL_RANK";
+inline constexpr const char* kWorldSize = "WORLD_SIZE";
+inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
+inline constexpr const char* kGroupRank = "GROUP_RANK";  // torchrun's name for the node index
+inline constexpr const char* kNodeRank = "NODE_RANK";    // the same value, the name most scripts read
+inline constexpr const char* kMasterAddr = "MASTER_ADDR";
+inline constexpr const char* kMasterPort = "MASTER_PORT";
+
+// Library settings the plugin decides per task.
+inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
+inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";
+inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
+
+// What the plugin decided, so a job log shows it and the runtime need not guess.
+inline constexpr const char* kDdpBackend = "DDP_BACKEND";          // nccl | gloo
+inline constexpr const char* kDdpNodes = "DDP_NODES";              // nodes in the step
+inline constexpr const char* kDdpGpu = "DDP_GPU";                  // Slurm GPU index this rank drives
+inline constexpr const char* kDdpStepGpus = "DDP_STEP_GPUS";       // Slurm GPU indices of the step here
+inline constexpr const char* kDdpPortSource = "DDP_PORT_SOURCE";   // reserved | derived | option
+inline constexpr const char* kDdpLauncher = "DDP_LAUNCHER";        // "spank_ddp <version>"
+
+// Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
+inline const std::vector<std::string>& rank_variable_names() {
+  static const std::vector<std::string> names = {
+      kRank,       kLocalRank,    kWorldSize,    kLocalWorldSize, kGroupRank,
+      kNodeRank,   kMasterAddr,   kMasterPort,   kDdpBackend,     kDdpNodes,
+      kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher};
+  return names;
+}
+
+enum class Backend { Nccl, Gloo };
+
+inline const char* backend_name(Backend b) { return b == Backend::Nccl ? "nccl" : "gloo"; }
+
+// One task's side of the contract, as values. to_env() renders it in a stable order.
+struct TaskContract {
+  unsigned rank = 0;
+  unsigned local_rank = 0;
+  unsigned world_size = 1;
+  unsigned local_world_size = 1;
+  unsigned node_rank = 0;
+  unsigned nodes = 1;
+  std::string master_addr;
+  unsigned master_port = 0;
+  Backend backend = Backend::Gloo;
+
+  std::vector<std::pair<std::string, std::string>> to_env() const {
+    return {
+        {kRank, std::to_string(rank)},
+        {kLocalRank, std::to_string(local_rank)},
+        {kWorldSize, std::to_string(world_size)},
+        {kLocalWorldSize, std::to_string(local_world_size)},
+        {kGroupRank, std::to_string(node_rank)},
+        {kNodeRank, std::to_string(node_rank)},
+        {kMasterAddr, master_addr},
+        {kMasterPort, std::to_string(master_port)},
+        {kDdpBackend, backend_name(backend)},
+        {kDdpNodes, std::to_string(nodes)},
+    };
+  }
+};
+
+}  // namespace ddp::contract

@@ -1,0 +1,181 @@
+#include "planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "error.hpp"
+
+namespace p = ddp::plan;
+
+namespace {
+
+p::StepFacts two_nodes_two_tasks(unsigned node_id) {
+  p::StepFacts f;
+  f.job_id = 42;
+  f.step_id = 0;
+  f.nodes = 2;
+  f.node_id = node_id;
+  f.total_tasks = 4;
+  f.local_tasks = 2;
+  f.nodelist = "n[1-2]";
+  f.hostname = node_id == 0 ? "n1" : "n2";
+  f.cpus_on_node = 8;
+  return f;
+}
+
+p::UserOptions ddp_shape(unsigned nodes, unsigned gpus) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp-nodes", std::to_string(nodes));
+  p::apply_user_option(o, "ddp-gpus", std::to_string(gpus));
+  return o;
+}
+
+std::map<std::string, std::string> env_of(const p::TaskPlan& t) {
+  std::map<std::string, std::string> m;
+  for (const auto& e : t.env) m[e.name] = e.value;
+  return m;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const p::PlanError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Planner, TwoNodesTwoGpusGiveTheTorchrunContract) {
+  const p::GpuFacts gpus{{0, 1}, std::string("0,1")};
+  std::set<unsigned> ranks;
+  for (unsigned node = 0; node < 2; ++node) {
+    const auto step = p::plan_step(two_nodes_two_tasks(node), ddp_shape(2, 2), {});
+    const auto tasks = p::plan_node(step, gpus);
+    ASSERT_EQ(tasks.size(), 2u);
+    for (unsigned local = 0; local < 2; ++local) {
+      const auto env = env_of(tasks[local]);
+      EXPECT_EQ(env.at("RANK"), std::to_string(node * 2 + local));
+      EXPECT_EQ(env.at("LOCAL_RANK"), std::to_string(local));
+      EXPECT_EQ(env.at("WORLD_SIZE"), "4");
+      EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "2");
+      EXPECT_EQ(env.at("GROUP_RANK"), std::to_string(node));
+      EXPECT_EQ(env.at("NODE_RANK"), std::to_string(node));
+      EXPECT_EQ(env.at("MASTER_ADDR"), "n1");
+      EXPECT_EQ(env.at("MASTER_PORT"), std::to_string(p::derive_port(42, 0, {})));
+      EXPECT_EQ(env.at("DDP_BACKEND"), "nccl");
+      EXPECT_EQ(env.at("DDP_GPU"), std::to_string(local));
+      EXPECT_EQ(env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+      EXPECT_EQ(env.at("OMP_NUM_THREADS"), "4");
+      EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);  // already right: left alone
+      ranks.insert(tasks[local].contract.rank);
+    }
+  }
+  EXPECT_EQ(ranks.size(), 4u);
+}
+
+TEST(Planner, UserSetLibraryVariablesWinButRankVariablesAlwaysOverwrite) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const auto task = p::plan_task(step, {0, 0}, {{0, 1}, std::nullopt});
+  for (const auto& e : task.env) {
+    const bool user_may_override = e.name == "OMP_NUM_THREADS" || e.name == "CUDA_DEVICE_ORDER";
+    EXPECT_EQ(e.overwrite, !user_may_override) << e.name;
+  }
+}
+
+TEST(Planner, WithoutGpusTheBackendIsGloo) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp", "");
+  const auto step = p::plan_step(two_nodes_two_tasks(1), o, {});
+  const auto task = p::plan_task(step, {1, 3}, {});
+  const auto env = env_of(task);
+  EXPECT_EQ(env.at("DDP_BACKEND"), "gloo");
+  EXPECT_EQ(env.count("DDP_GPU"), 0u);
+  EXPECT_FALSE(task.gpu);
+}
+
+TEST(Planner, WrongNodeCountNamesAskedGivenAndFix) {
+  auto f = two_nodes_two_tasks(0);
+  f.nodes = 1;
+  f.total_tasks = 2;
+  f.nodelist = "n1";
+  const auto msg = error_of([&] { p::plan_step(f, ddp_shape(2, 2), {}); });
+  EXPECT_NE(msg.find("--ddp-nodes=2 --ddp-gpus=2 asked for 2 nodes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("runs on 1 node (n1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--nodes=2 --ntasks-per-node=2 --gpus-per-node=2"), std::string::npos) << msg;
+}
+
+TEST(Planner, WrongTaskCountPerNodeIsAnError) {
+  auto f = two_nodes_two_tasks(0);
+  f.local_tasks = 1;
+  f.total_tasks = 2;
+  const auto msg = error_of([&] { p::plan_step(f, ddp_shape(2, 2), {}); });
+  EXPECT_NE(msg.find("node n1 runs 1 task of this step"), std::string::npos) << msg;
+}
+
+TEST(Planner, MissingGpusIsAnErrorWhenAsked) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const auto msg = error_of([&] { p::plan_task(step, {0, 0}, {}); });
+  EXPECT_NE(msg.find("Slurm gave this step 0 GPUs on node n1"), std::string::npos) << msg;
+}
+
+TEST(Planner, ExplicitNcclWithoutAGpuPerTaskIsAnError) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp-backend", "nccl");
+  const auto step = p::plan_step(two_nodes_two_tasks(0), o, {});
+  const auto msg = error_of([&] { p::plan_task(step, {0, 0}, {{0}, std::string("0")}); });
+  EXPECT_NE(msg.find("nccl backend needs one GPU per task"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--ddp-backend=gloo"), std::string::npos) << msg;
+}
+
+TEST(Planner, NarrowedVisibleDevicesAreWidenedSoLocalRankIndexesThem) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp", "");
+  const auto step = p::plan_step(two_nodes_two_tasks(0), o, {});
+  // --gpus-per-task=1 without cgroup constraint: Slurm shows task 1 only its own GPU, index 3.
+  const auto task = p::plan_task(step, {1, 1}, {{2, 3}, std::string("3")});
+  const auto env = env_of(task);
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+  EXPECT_EQ(env.at("DDP_GPU"), "3");
+  // UUIDs (MIG) cannot be widened: left as Slurm set them.
+  const auto mig = p::plan_task(step, {1, 1}, {{2, 3}, std::string("MIG-abc")});
+  EXPECT_EQ(env_of(mig).count("CUDA_VISIBLE_DEVICES"), 0u);
+}
+
+TEST(Planner, ReservedPortWinsOverDerivedAndOptionOverBoth) {
+  auto f = two_nodes_two_tasks(0);
+  f.resv_ports = "12000-12001";
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp", "");
+  EXPECT_EQ(p::plan_step(f, o, {}).port.port, 12000);
+  p::apply_user_option(o, "ddp-port", "29500");
+  EXPECT_EQ(p::plan_step(f, o, {}).port.port, 29500);
+}
+
+TEST(Planner, AdminPortRangeIsUsed) {
+  const auto cfg = p::parse_plugstack_args({"port_range=15000-15009"});
+  const auto port = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), cfg).port.port;
+  EXPECT_GE(port, 15000);
+  EXPECT_LE(port, 15009);
+}
+
+TEST(Planner, InconsistentFactsAreRejected) {
+  auto f = two_nodes_two_tasks(0);
+  f.node_id = 2;
+  EXPECT_THROW(p::plan_step(f, {}, {}), p::PlanError);
+  f = two_nodes_two_tasks(0);
+  f.local_tasks = 5;
+  EXPECT_THROW(p::plan_step(f, {}, {}), p::PlanError);
+  const auto step = p::plan_step(two_nodes_two_tasks(0), {}, {});
+  EXPECT_THROW(p::plan_task(step, {2, 0}, {}), p::PlanError);
+  EXPECT_THROW(p::plan_task(step, {0, 4}, {}), p::PlanError);
+}
+
+TEST(Planner, OmpThreadsIsAFairShareAndAtLeastOne) {
+  auto f = two_nodes_two_tasks(0);
+  f.cpus_on_node = 1;
+  const auto step = p::plan_step(f, {}, {});
+  EXPECT_EQ(p::plan_task(step, {0, 0}, {}).omp_threads, 1u);
+}
