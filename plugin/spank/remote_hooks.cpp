@@ -19,7 +19,7 @@ bool step_wants_ddp() {
   return s.options.requested || s.config.activation == ddp::plan::Activation::Always;
 }
 
-// What the user sees: the task's stderr goes to srun's terminal or the job's output file.
+// The task's stderr goes to srun's terminal or the job's output file.
 void tell_user(const std::string& line) {
   const std::string text = std::string(ddp::spank::kLogPrefix) + line + "\n";
   (void)!write(STDERR_FILENO, text.data(), text.size());
@@ -50,8 +50,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
   return ddp::spank::guarded("task_init", [&] {
     auto& s = state();
     if (s.deferred_error) {
+      // slurmstepd forwards its errors to the step's stderr: the user sees this line.
       slurm_error("spank_ddp: %s", s.deferred_error->c_str());
-      tell_user("error: " + *s.deferred_error);
       return -1;
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch
@@ -67,7 +67,6 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       if (s.options.verbose) tell_user(plan.summary());
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
-      tell_user(std::string("error: ") + e.what());
       return -1;
     }
     return 0;

@@ -59,7 +59,7 @@ int run(const Args& a) {
     f.nodelist = this_host();
   } else {
     throw p::PlanError("--nodes=" + a.nodes + " needs --nodelist LIST (the step's nodes, "
-                       "e.g. gpu[01-" + a.nodes + "]) to name MASTER_ADDR");
+                       "e.g. node[1-" + a.nodes + "]) to name MASTER_ADDR");
   }
   f.hostname = f.nodes == 1 ? f.nodelist : "node " + std::to_string(f.node_id);
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))

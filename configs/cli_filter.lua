@@ -1,0 +1,110 @@
+--[[
+slurm-ddp cli_filter: makes `--ddp-nodes=N --ddp-gpus=G` a real resource request.
+
+SPANK options cannot change a job's request, so this filter (CliFilterPlugins=cli_filter/lua,
+installed as cli_filter.lua next to slurm.conf) turns them into
+  --nodes=N --gpus-per-node=G --ntasks-per-node=G
+in sbatch and salloc, and in srun when it creates its own allocation. Inside an existing
+allocation srun is left alone: the allocation's shape is fixed, and the plugin checks it, failing
+the step with a message when it does not match.
+
+If a site already has a cli_filter.lua, paste this file's functions into it (or call
+ddp_pre_submit from its slurm_cli_pre_submit).
+--]]
+
+local PLUGIN = "spank_ddp"
+local MAX_NODES = 100000
+local MAX_GPUS = 64
+
+local function ddp_option(options, name)
+  local spank = options["spank"]
+  if type(spank) ~= "table" or type(spank[PLUGIN]) ~= "table" then
+    return nil
+  end
+  local value = spank[PLUGIN][name]
+  if value == nil or value == "" then
+    return nil
+  end
+  return tostring(value)
+end
+
+-- Returns the count, or nil and a message naming the option, the value and what is allowed.
+local function parse_count(name, text, max)
+  if not string.match(text, "^%d+$") or #text > 9 then
+    return nil, string.format("--%s=%q is not a whole number; allowed: 1..%d", name, text, max)
+  end
+  local n = tonumber(text)
+  if n < 1 or n > max then
+    return nil, string.format("--%s=%s is out of range; allowed: 1..%d", name, text, max)
+  end
+  return n
+end
+
+-- The value of an option the user gave explicitly, or nil. Indexing `options` also returns Slurm's
+-- placeholders for unset options ("1-0" for nodes, "-2" for ntasks-per-node), which differ between
+-- releases; the JSON dump lists only the options that were set, so ask it instead.
+local function explicit(options, key)
+  local given = slurm.json_cli_options(options)
+  if not string.find(given, '"' .. key .. '":', 1, true) then
+    return nil
+  end
+  return tostring(options[key])
+end
+
+local function fail(message)
+  slurm.log_error("spank_ddp: %s", message)
+  return slurm.ERROR
+end
+
+function ddp_pre_submit(options, offset)
+  local nodes_text = ddp_option(options, "ddp-nodes")
+  local gpus_text = ddp_option(options, "ddp-gpus")
+  if nodes_text == nil and gpus_text == nil then
+    return slurm.SUCCESS
+  end
+  if options["type"] == "srun" and os.getenv("SLURM_JOB_ID") ~= nil then
+    return slurm.SUCCESS
+  end
+
+  if nodes_text ~= nil then
+    local nodes, err = parse_count("ddp-nodes", nodes_text, MAX_NODES)
+    if nodes == nil then return fail(err) end
+    local given = explicit(options, "nodes")
+    if given ~= nil and given ~= tostring(nodes) and given ~= nodes .. "-" .. nodes then
+      return fail(string.format("--ddp-nodes=%d conflicts with --nodes=%s; give only one of them",
+                                nodes, given))
+    end
+    options["nodes"] = tostring(nodes)
+  end
+
+  if gpus_text ~= nil then
+    local gpus, err = parse_count("ddp-gpus", gpus_text, MAX_GPUS)
+    if gpus == nil then return fail(err) end
+    local given = explicit(options, "ntasks-per-node")
+    if given ~= nil and given ~= tostring(gpus) then
+      return fail(string.format(
+        "--ddp-gpus=%d (one task per GPU) conflicts with --ntasks-per-node=%s; give only one",
+        gpus, given))
+    end
+    local given_gpus = explicit(options, "gpus-per-node")
+    if given_gpus ~= nil and given_gpus ~= tostring(gpus) and given_gpus ~= "gpu:" .. gpus then
+      return fail(string.format("--ddp-gpus=%d conflicts with --gpus-per-node=%s; give only one",
+                                gpus, given_gpus))
+    end
+    options["gpus-per-node"] = tostring(gpus)
+    options["ntasks-per-node"] = tostring(gpus)
+  end
+  return slurm.SUCCESS
+end
+
+function slurm_cli_setup_defaults(options, early_pass)
+  return slurm.SUCCESS
+end
+
+function slurm_cli_pre_submit(options, offset)
+  return ddp_pre_submit(options, offset)
+end
+
+function slurm_cli_post_submit(offset, job_id, step_id)
+  return slurm.SUCCESS
+end

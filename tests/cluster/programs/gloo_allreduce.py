@@ -1,0 +1,24 @@
+"""A torchrun-compatible program: it reads only the environment contract (RANK, WORLD_SIZE,
+MASTER_ADDR, MASTER_PORT...) and does a real Gloo all_reduce across every rank."""
+import os
+import socket
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+rank = int(os.environ["RANK"])
+world = int(os.environ["WORLD_SIZE"])
+local_rank = int(os.environ["LOCAL_RANK"])
+dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+assert dist.get_rank() == rank and dist.get_world_size() == world
+
+value = torch.tensor([float(rank + 1)])
+dist.all_reduce(value)  # sum of 1..world
+gathered = [torch.zeros(1) for _ in range(world)]
+dist.all_gather(gathered, torch.tensor([float(rank)]))
+print(f"allreduce rank={rank} local_rank={local_rank} world={world} host={socket.gethostname()} "
+      f"sum={int(value.item())} expected={world * (world + 1) // 2} "
+      f"gathered={','.join(str(int(t.item())) for t in gathered)}", flush=True)
+dist.barrier()
+dist.destroy_process_group()

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Bad input fails before anything runs, naming the option, the value and what is allowed; a step
+# whose allocation lacks the asked shape fails with what was asked, what was given and the fix.
+source "$(dirname "$0")/testlib.sh"
+
+jobs_before=$("$RUN" squeue -h -t all -o %i | wc -l)
+
+out=$(run_expect_failure "sbatch --ddp-nodes=0" "$RUN" sbatch --ddp-nodes=0 --wrap true)
+expect_contains "$out" "--ddp-nodes='0' is out of range; allowed: 1..100000" "zero nodes"
+out=$(run_expect_failure "sbatch --ddp-nodes=-2" "$RUN" sbatch --ddp-nodes=-2 --wrap true)
+expect_contains "$out" "--ddp-nodes='-2' is not a whole number" "negative nodes"
+out=$(run_expect_failure "salloc --ddp-gpus=two" "$RUN" salloc --ddp-gpus=two true)
+expect_contains "$out" "--ddp-gpus='two' is not a whole number; give a number in 1..64" "text gpus"
+out=$(run_expect_failure "srun --ddp-gpus=1000" "$RUN" srun --ddp-gpus=1000 true)
+expect_contains "$out" "--ddp-gpus='1000' is out of range; allowed: 1..64" "absurd gpus"
+out=$(run_expect_failure "srun --ddp-nodes=huge" "$RUN" srun --ddp-nodes=99999999999999999999999 true)
+expect_contains "$out" "is too large; allowed: 1..100000" "overflowing nodes"
+out=$(run_expect_failure "srun --ddp-backend=mpi" "$RUN" srun --ddp-backend=mpi true)
+expect_contains "$out" "--ddp-backend='mpi' is not a backend; allowed: nccl (GPUs) or gloo (CPUs)" "backend"
+out=$(run_expect_failure "srun --ddp-port=70000" "$RUN" srun --ddp-port=70000 true)
+expect_contains "$out" "--ddp-port (or 'auto')='70000' is out of range; allowed: 1..65535" "port"
+out=$(run_expect_failure "srun --ddp-port=0" "$RUN" srun --ddp-port=0 true)
+expect_contains "$out" "allowed: 1..65535" "port zero"
+out=$(run_expect_failure "srun --ddp-profile=../x" "$RUN" srun --ddp-profile=../../etc/passwd true)
+expect_contains "$out" "(a name, not a path)" "profile path"
+out=$(run_expect_failure "srun --ddp-bind=spread" "$RUN" srun --ddp-bind=spread true)
+expect_contains "$out" "--ddp-bind='spread' is not a binding" "bind"
+
+# The cli_filter refuses contradicting flags instead of silently picking one.
+out=$(run_expect_failure "sbatch -N3 --ddp-nodes=2" "$RUN" sbatch -N3 --ddp-nodes=2 --wrap true)
+expect_contains "$out" "--ddp-nodes=2 conflicts with --nodes=3" "conflicting node counts"
+
+jobs_after=$("$RUN" squeue -h -t all -o %i | wc -l)
+[ "$jobs_before" = "$jobs_after" ] || fail "a rejected command still submitted a job"
+
+# Inside an allocation the shape is fixed: the plugin fails the step and says why.
+out=$(run_expect_failure "step on fewer nodes than asked" \
+  "$RUN" salloc -N2 srun -N1 -n1 --ddp-nodes=2 true)
+expect_contains "$out" "--ddp-nodes=2 asked for 2 nodes, but this step runs on 1 node" "shape: nodes"
+expect_contains "$out" "--nodes=2 --ntasks-per-node=G --gpus-per-node=G" "shape: fix"
+out=$(run_expect_failure "step without GPUs" "$RUN" salloc -N1 -n2 srun -n2 --ddp-gpus=2 true)
+expect_contains "$out" "--ddp-gpus=2 asked for 2 GPUs per node, but Slurm gave this step 0 GPUs on node n1" \
+  "shape: gpus"
+out=$(run_expect_failure "nccl without GPUs" "$RUN" srun -N1 -n2 --ddp-backend=nccl true)
+expect_contains "$out" "the nccl backend needs one GPU per task" "nccl without GPUs"
+
+# The nodes are still healthy after all of that.
+"$RUN" srun -N2 -n2 true || fail "the cluster no longer runs steps"
+echo "PASS: every bad value and shape was refused with a clear message"
