@@ -18,11 +18,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
-def synthetic_clusters(samples, classes, dim, seed):
+def synthetic_clusters(centres, samples, seed):
     g = torch.Generator().manual_seed(seed)
-    centres = torch.randn(classes, dim, generator=g) * 2.0
-    labels = torch.randint(0, classes, (samples,), generator=g)
-    points = centres[labels] + torch.randn(samples, dim, generator=g)
+    labels = torch.randint(0, len(centres), (samples,), generator=g)
+    points = centres[labels] + torch.randn(samples, centres.shape[1], generator=g) * 1.2
     return TensorDataset(points, labels)
 
 
@@ -45,8 +44,9 @@ def main():
               f"backend {backend}, world size {world}", flush=True)
 
     torch.manual_seed(0)
-    train = synthetic_clusters(20000, args.classes, 32, seed=1)
-    test = synthetic_clusters(4000, args.classes, 32, seed=2)
+    centres = torch.randn(args.classes, 32, generator=torch.Generator().manual_seed(0)) * 0.5
+    train = synthetic_clusters(centres, 20000, seed=1)
+    test = synthetic_clusters(centres, 4000, seed=2)
     per_rank = max(1, args.batch_size // world)
     sampler = DistributedSampler(train, shuffle=True, seed=0)
     loader = DataLoader(train, batch_size=per_rank, sampler=sampler, drop_last=True)

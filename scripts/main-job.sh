@@ -6,11 +6,15 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-[ -f "$BUILD_DIR/plugin/spank_ddp.so" ] || { echo "build first: sudo scripts/setup.sh" >&2; exit 1; }
+# The build tree's plugin and the shipped cli_filter, unless the caller names others (an installed
+# package, for example).
+export DDP_SPANK_PLUGIN=${DDP_SPANK_PLUGIN:-$BUILD_DIR/plugin/spank_ddp.so}
+export DDP_CLI_FILTER=${DDP_CLI_FILTER:-$ROOT/configs/cli_filter.lua}
+[ -f "$DDP_SPANK_PLUGIN" ] || { echo "no $DDP_SPANK_PLUGIN: build first (sudo scripts/setup.sh)" >&2; exit 1; }
+"$ROOT/tests/cluster/up.sh"
 
-DDP_SPANK_PLUGIN="$BUILD_DIR/plugin/spank_ddp.so" DDP_CLI_FILTER="$ROOT/configs/cli_filter.lua" \
-  "$ROOT/tests/cluster/up.sh"
-
+# Debian's python3-torch, even when another python3 comes first on PATH (sbatch passes it on).
+export PYTHON=${PYTHON:-/usr/bin/python3}
 out=$(mktemp /tmp/ddp-main-job.XXXXXX.out)
 cd "$ROOT"
 echo "+ sbatch --ddp-nodes=2 --ddp-gpus=2 --wait examples/lab-python-ddp.sbatch"

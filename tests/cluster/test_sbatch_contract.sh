@@ -5,8 +5,9 @@ source "$(dirname "$0")/testlib.sh"
 
 cat >"$WORK/job.sh" <<JOB
 #!/bin/bash
-echo "batch RANK=\${RANK-unset} WORLD_SIZE=\${WORLD_SIZE-unset} nodes=\$SLURM_JOB_NUM_NODES tasks=\$SLURM_NTASKS"
-srun "$PROGRAMS/print_contract.sh"
+echo "batch RANK=\${RANK-unset} WORLD_SIZE=\${WORLD_SIZE-unset} nodes=\$SLURM_JOB_NUM_NODES tasks=\$SLURM_NTASKS job=\$SLURM_JOB_ID"
+srun bash -c '"$PROGRAMS/print_contract.sh"; env > "$WORK/env.\$SLURM_PROCID"'
+
 JOB
 chmod +x "$WORK/job.sh"
 
@@ -43,4 +44,23 @@ done
 ports=$(for l in "${lines[@]}"; do field "$l" MASTER_PORT; done | sort -u)
 [ "$(wc -l <<<"$ports")" = 1 ] || fail "tasks disagree on MASTER_PORT: $ports"
 [ "$ports" -ge 20000 ] && [ "$ports" -le 29999 ] || fail "MASTER_PORT $ports outside 20000-29999"
-echo "PASS: 4 ranks on 2 nodes, MASTER_ADDR=n1 MASTER_PORT=$ports"
+
+# ddp-plan, given the same step facts, promises exactly what node n1's tasks got.
+if [ -n "${DDP_PLAN_BIN:-}" ]; then
+  job=$(sed -n 's/^batch .* job=\([0-9]*\).*/\1/p' <<<"$out")
+  "$DDP_PLAN_BIN" --json --job-id "$job" --step-id 0 --nodes 2 --node-id 0 --nodelist 'n[1-2]' \
+    --tasks 2 --gpus 0,1 --cuda-visible-devices 0,1 --cpus 2 --ddp-nodes 2 --ddp-gpus 2 \
+    >"$WORK/plan.json" || fail "ddp-plan failed"
+  "$PYTHON" "$PROGRAMS/compare_plan.py" "$WORK/plan.json" "$WORK" || fail "ddp-plan disagrees"
+fi
+
+# The same request through salloc, and through srun outside any job (the cli_filter makes both
+# a 2x2 allocation).
+for launcher in "salloc --ddp-nodes=2 --ddp-gpus=2 srun" "srun --ddp-nodes=2 --ddp-gpus=2"; do
+  # shellcheck disable=SC2086 # the launcher is a word list on purpose
+  got=$(timeout 60 "$RUN" $launcher "$PROGRAMS/print_contract.sh" 2>&1) || fail "$launcher: $got"
+  [ "$(grep -c '^contract .*WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 .*MASTER_ADDR=n1' <<<"$got")" = 4 ] ||
+    fail "$launcher did not give 4 ranks on 2 nodes: $got"
+  [ "$(grep -o 'RANK=[0-9]' <<<"$got" | grep -v LOCAL | sort -u | wc -l)" -ge 4 ] || fail "ranks: $got"
+done
+echo "PASS: 4 ranks on 2 nodes, MASTER_ADDR=n1 MASTER_PORT=$ports; salloc and srun alike"

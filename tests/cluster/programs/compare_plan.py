@@ -1,0 +1,17 @@
+"""Checks that every variable `ddp-plan --json` promises for a node is what the tasks really got.
+usage: compare_plan.py PLAN.json ENV_DIR   (ENV_DIR/env.<RANK> holds each task's `env` output)"""
+import json
+import pathlib
+import sys
+
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+env_dir = pathlib.Path(sys.argv[2])
+checked = 0
+for task in plan["tasks"]:
+    lines = (env_dir / f"env.{task['rank']}").read_text().splitlines()
+    got = dict(line.split("=", 1) for line in lines if "=" in line)
+    for name, value in task["env"].items():
+        if got.get(name) != value:
+            sys.exit(f"rank {task['rank']}: {name}: ddp-plan says {value!r}, task got {got.get(name)!r}")
+        checked += 1
+print(f"ddp-plan matches the tasks: {checked} variables over {len(plan['tasks'])} ranks")
