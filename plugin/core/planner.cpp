@@ -78,7 +78,32 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   return plan;
 }
 
-TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus) {
+NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus) {
+  const StepFacts& f = step.facts;
+  PlacementRequest req;
+  req.step_gpus = gpus.step_gpus;
+  req.local_tasks = f.local_tasks;
+  req.allowed_cpus = f.allowed_cpus;
+  req.bind = step.options.bind.value_or(Bind::Closest);
+  if (f.topology) return place_ranks(*f.topology, f.net, req);
+  // Without a topology: no GPU locality, but still a fair split of the step's CPUs.
+  Topology bare;
+  bare.source = "no topology";
+  bare.cpus = f.allowed_cpus;
+  req.step_gpus.clear();
+  NodePlacement placement = place_ranks(bare, f.net, req);
+  // A GPU step without topology loses its locality; a CPU step loses nothing worth a warning.
+  if (!gpus.step_gpus.empty())
+    placement.warnings.insert(
+        placement.warnings.begin(),
+        (f.topology_problem.empty() ? std::string("no node topology was loaded")
+                                    : f.topology_problem) +
+            "; GPU-local NICs and cores are not used and NCCL chooses its NICs itself");
+  return placement;
+}
+
+TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
+                   const NodePlacement& placement) {
   const StepFacts& f = step.facts;
   const UserOptions& o = step.options;
   if (task.local_id >= f.local_tasks || task.global_id >= f.total_tasks)
@@ -117,6 +142,16 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   c.backend = backend;
   if (task.local_id < ngpus) plan.gpu = gpus.step_gpus[task.local_id];
   plan.omp_threads = std::max(1u, f.cpus_on_node / f.local_tasks);
+  if (task.local_id < placement.ranks.size()) {
+    const RankPlacement& where = placement.ranks[task.local_id];
+    plan.cpus = where.cpus;
+    if (!plan.cpus.empty()) plan.omp_threads = static_cast<unsigned>(plan.cpus.size());
+    if (where.gpu && f.topology) plan.gpu_busid = f.topology->gpus[*where.gpu].busid;
+    if (where.nic && f.topology) {
+      plan.nic = f.topology->nics[where.nic->nic].name + ":" + std::to_string(where.nic->port);
+      plan.nic_path = path_type_name(where.nic->path);
+    }
+  }
 
   for (auto& [name, value] : c.to_env()) plan.env.push_back({name, value, true});
   plan.env.push_back({contract::kDdpPortSource, port_source_name(step.port.source), true});
@@ -127,6 +162,17 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
     if (auto widened = widened_visible_devices(gpus))
       plan.env.push_back({contract::kCudaVisibleDevices, *widened, true});
   }
+  if (!plan.gpu_busid.empty()) plan.env.push_back({contract::kDdpGpuBusId, plan.gpu_busid, true});
+  if (!plan.cpus.empty()) plan.env.push_back({contract::kDdpCpus, format_cpu_list(plan.cpus), true});
+  // A user's or profile's NCCL settings win over the topology's guess.
+  if (!plan.nic.empty()) {
+    plan.env.push_back({contract::kDdpNic, plan.nic + " " + plan.nic_path, true});
+    plan.env.push_back({"NCCL_IB_HCA", "=" + plan.nic, false});
+  }
+  if (placement.socket_interface) {
+    plan.env.push_back({"NCCL_SOCKET_IFNAME", "=" + *placement.socket_interface, false});
+    plan.env.push_back({"GLOO_SOCKET_IFNAME", *placement.socket_interface, false});
+  }
   // nvidia-smi, NCCL and Slurm number GPUs by PCI bus id; CUDA's default (fastest first) would
   // make cuda:LOCAL_RANK a different GPU than the one Slurm and the plan name.
   plan.env.push_back({contract::kCudaDeviceOrder, "PCI_BUS_ID", false});
@@ -134,11 +180,12 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   return plan;
 }
 
-std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus) {
+std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus,
+                                const NodePlacement& placement) {
   std::vector<TaskPlan> plans;
   const StepFacts& f = step.facts;
   for (unsigned i = 0; i < f.local_tasks; ++i)
-    plans.push_back(plan_task(step, {i, f.node_id * f.local_tasks + i}, gpus));
+    plans.push_back(plan_task(step, {i, f.node_id * f.local_tasks + i}, gpus, placement));
   return plans;
 }
 
@@ -148,7 +195,11 @@ std::string TaskPlan::summary() const {
     << contract.local_rank << "/" << contract.local_world_size << " node " << contract.node_rank
     << "/" << contract.nodes << " master " << contract.master_addr << ":" << contract.master_port
     << " backend " << contract::backend_name(contract.backend) << " gpu "
-    << (gpu ? std::to_string(*gpu) : std::string("none")) << " omp " << omp_threads;
+    << (gpu ? std::to_string(*gpu) : std::string("none"));
+  if (!gpu_busid.empty()) s << " (" << gpu_busid << ")";
+  if (!nic.empty()) s << " nic " << nic << " " << nic_path;
+  s << " cpus " << (cpus.empty() ? std::string("unbound") : format_cpu_list(cpus)) << " omp "
+    << omp_threads;
   return s.str();
 }
 

@@ -8,6 +8,7 @@
 
 #include "ddp/env_contract.hpp"
 #include "options.hpp"
+#include "placement.hpp"
 #include "port.hpp"
 #include "step_facts.hpp"
 
@@ -32,6 +33,10 @@ struct StepPlan {
 struct TaskPlan {
   contract::TaskContract contract;
   std::optional<unsigned> gpu;  // Slurm GPU index this rank drives
+  std::string gpu_busid;        // its PCI bus id, when the topology knows it
+  std::string nic;              // "mlx5_0:1", when one was chosen
+  std::string nic_path;         // NCCL path type GPU->NIC
+  CpuList cpus;                 // CPUs to pin the task to; empty = leave Slurm's binding
   unsigned omp_threads = 1;
   std::vector<EnvSetting> env;
   std::string summary() const;  // one line for --ddp-verbose and logs
@@ -41,11 +46,17 @@ struct TaskPlan {
 StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
                    const PlugstackConfig& config);
 
+// Where every local rank of the node goes (GPU, NIC, CPUs). The same for every task of a node:
+// each task computes it from the node's facts, which costs microseconds.
+NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus);
+
 // Throws PlanError when the GPUs Slurm gave do not fit the ranks.
-TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus);
+TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
+                   const NodePlacement& placement);
 
 // Every task of the node, for `ddp-plan`; global ids assume Slurm's default block distribution.
-std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus);
+std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus,
+                                const NodePlacement& placement);
 
 // The command-line options that would have produced this step's shape, for fix-it messages.
 std::string shape_fix_hint(const UserOptions& options);

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "net_facts.hpp"
+#include "topology.hpp"
+
 namespace ddp::plan {
 
 // Known once per node per step (slurmstepd's user_init).
@@ -21,6 +24,10 @@ struct StepFacts {
   std::string hostname;      // this node, for messages
   std::optional<std::string> resv_ports;  // SLURM_STEP_RESV_PORTS, when MpiParams=ports= is set
   unsigned cpus_on_node = 1;              // CPUs the step holds on this node
+  CpuList allowed_cpus;  // the step's CPUs here (slurmstepd's affinity: the step cgroup's cpuset)
+  std::optional<Topology> topology;       // unset when it could not be loaded
+  std::string topology_problem;           // why not, for the user
+  NetFacts net;
 };
 
 // Known only once Slurm has applied its GRES environment to a task (task_init); the same for all

@@ -1,4 +1,5 @@
 // slurmstepd (remote context): plan once per node in user_init, apply per task in task_init.
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,6 +26,17 @@ void tell_user(const std::string& line) {
   (void)!write(STDERR_FILENO, text.data(), text.size());
 }
 
+void pin(const ddp::plan::CpuList& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (unsigned c : cpus)
+    if (c < CPU_SETSIZE) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw ddp::plan::PlanError("cannot pin the task to CPUs " + ddp::plan::format_cpu_list(cpus) +
+                               "; use --ddp-bind=none to keep Slurm's binding");
+}
+
 }  // namespace
 
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
@@ -34,7 +46,8 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     if (s.deferred_error || !step_wants_ddp()) return 0;
     if (!ddp::spank::launch_step_id(sp)) return 0;
     try {
-      s.step = ddp::plan::plan_step(ddp::spank::read_step_facts(sp), s.options, s.config);
+      s.step = ddp::plan::plan_step(ddp::spank::read_step_facts(sp, s.config), s.options,
+                                    s.config);
     } catch (const std::exception& e) {
       s.deferred_error = e.what();
     }
@@ -56,14 +69,20 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch
     try {
-      const auto plan = ddp::plan::plan_task(*s.step, ddp::spank::read_task_facts(sp),
-                                             ddp::spank::read_gpu_facts(sp));
+      const auto task = ddp::spank::read_task_facts(sp);
+      const auto gpus = ddp::spank::read_gpu_facts(sp);
+      const auto placement = ddp::plan::place_node(*s.step, gpus);
+      const auto plan = ddp::plan::plan_task(*s.step, task, gpus, placement);
       for (const auto& e : plan.env) {
         const spank_err_t rc = spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.overwrite);
         // ESPANK_ENV_EXISTS is the user's value winning, as intended.
         if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS)
           throw ddp::plan::PlanError("cannot set " + e.name + ": " + spank_strerror(rc));
       }
+      pin(plan.cpus);
+      // Fallbacks are the same on every task of a node: say them once per node.
+      if (task.local_id == 0)
+        for (const auto& w : placement.warnings) tell_user("warning: " + w);
       if (s.options.verbose) tell_user(plan.summary());
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());

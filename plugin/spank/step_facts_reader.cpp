@@ -1,5 +1,6 @@
 #include "step_facts_reader.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -34,6 +35,18 @@ std::string hostname() {
   return buf;
 }
 
+// slurmstepd runs inside the step's cgroup when the site uses task/cgroup: its affinity is then
+// exactly the CPUs the step holds on this node.
+plan::CpuList own_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  plan::CpuList cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 }  // namespace
 
 std::optional<std::string> get_env(spank_t sp, const char* name) {
@@ -56,7 +69,7 @@ std::optional<std::uint32_t> launch_step_id(spank_t sp) {
   return step;
 }
 
-plan::StepFacts read_step_facts(spank_t sp) {
+plan::StepFacts read_step_facts(spank_t sp, const plan::PlugstackConfig& config) {
   plan::StepFacts f;
   f.job_id = item<std::uint32_t>(sp, S_JOB_ID, "the job id");
   f.step_id = item<std::uint32_t>(sp, S_JOB_STEPID, "the step id");
@@ -71,6 +84,13 @@ plan::StepFacts read_step_facts(spank_t sp) {
     throw plan::PlanError("SLURM_STEP_NODELIST is not set in the step; cannot find MASTER_ADDR");
   f.nodelist = *nodelist;
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
+  f.allowed_cpus = own_affinity();
+  try {
+    f.topology = plan::load_topology(config.topology_xml);
+  } catch (const std::exception& e) {
+    f.topology_problem = std::string("cannot load the node topology: ") + e.what();
+  }
+  f.net = plan::read_net_facts();
   return f;
 }
 

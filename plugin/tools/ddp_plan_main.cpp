@@ -15,7 +15,8 @@
 #include "parse.hpp"
 #include "plan_report.hpp"
 #include "planner.hpp"
-#include "topology_cpus.hpp"
+#include "net_facts.hpp"
+#include "topology.hpp"
 #include "version.hpp"
 
 namespace {
@@ -34,6 +35,8 @@ struct Args {
   std::optional<std::string> resv_ports;
   std::optional<std::string> cpus;
   std::optional<std::string> cuda_visible_devices;
+  std::optional<std::string> cpus_allowed;
+  std::vector<std::string> net_up;
   std::vector<std::string> plugstack;
   std::vector<std::pair<const char*, std::optional<std::string>>> user_options;
   bool json = false;
@@ -62,8 +65,14 @@ int run(const Args& a) {
                        "e.g. node[1-" + a.nodes + "]) to name MASTER_ADDR");
   }
   f.hostname = f.nodes == 1 ? f.nodelist : "node " + std::to_string(f.node_id);
+  f.topology = p::load_topology(a.topology);
+  f.allowed_cpus = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
+                                  : f.topology->cpus;
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
-                          : ddp::tools::topology_cpu_count(a.topology);
+                          : static_cast<unsigned>(f.allowed_cpus.size());
+  // The live machine's interfaces only mean something when planning for this machine.
+  if (!a.topology) f.net = p::read_net_facts();
+  for (const auto& name : a.net_up) f.net.interfaces.push_back({name, true, false, true});
 
   p::UserOptions options;
   for (const auto& [name, value] : a.user_options)
@@ -75,11 +84,12 @@ int run(const Args& a) {
   gpus.cuda_visible_devices = a.cuda_visible_devices;
 
   const p::StepPlan step = p::plan_step(f, options, config);
-  const std::vector<p::TaskPlan> tasks = p::plan_node(step, gpus);
+  const p::NodePlacement placement = p::place_node(step, gpus);
+  const std::vector<p::TaskPlan> tasks = p::plan_node(step, gpus, placement);
   if (a.json)
-    std::cout << ddp::tools::plan_to_json(step, tasks).dump(2) << "\n";
+    std::cout << ddp::tools::plan_to_json(step, placement, tasks).dump(2) << "\n";
   else
-    std::cout << ddp::tools::plan_to_table(step, tasks);
+    std::cout << ddp::tools::plan_to_table(step, placement, tasks);
   return 0;
 }
 
@@ -100,7 +110,12 @@ int main(int argc, char** argv) {
   app.add_option("--job-id", a.job_id, "job id")->capture_default_str();
   app.add_option("--step-id", a.step_id, "step id")->capture_default_str();
   app.add_option("--resv-ports", a.resv_ports, "SLURM_STEP_RESV_PORTS of the step");
-  app.add_option("--cpus", a.cpus, "CPUs the step holds on this node (default: all in topology)");
+  app.add_option("--cpus", a.cpus, "CPUs the step holds on this node (default: all allowed)");
+  app.add_option("--cpus-allowed", a.cpus_allowed,
+                 "the step's CPUs on this node, e.g. 0-15 (default: all in the topology)");
+  app.add_option("--net-up", a.net_up,
+                 "an interface to treat as up with an address (repeatable; with --topology "
+                 "this machine's interfaces are not looked at)");
   app.add_option("--cuda-visible-devices", a.cuda_visible_devices,
                  "CUDA_VISIBLE_DEVICES as Slurm set it for a task");
   app.add_option("--plugstack", a.plugstack, "plugstack.conf argument key=value (repeatable)");

@@ -4,8 +4,16 @@
 #include <sstream>
 
 namespace ddp::tools {
+namespace {
 
-nlohmann::json plan_to_json(const plan::StepPlan& step, const std::vector<plan::TaskPlan>& tasks) {
+nlohmann::json optional_text(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
+
+}  // namespace
+
+nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                            const std::vector<plan::TaskPlan>& tasks) {
   const plan::StepFacts& f = step.facts;
   nlohmann::json j;
   j["step"] = {{"job_id", f.job_id},           {"step_id", f.step_id},
@@ -14,6 +22,16 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const std::vector<plan::
                {"local_tasks", f.local_tasks}, {"cpus", f.cpus_on_node},
                {"master_addr", step.master_addr}, {"master_port", step.port.port},
                {"port_source", plan::port_source_name(step.port.source)}};
+  j["topology"] = f.topology ? nlohmann::json{{"source", f.topology->source},
+                                              {"gpus", f.topology->gpus.size()},
+                                              {"nics", f.topology->nics.size()},
+                                              {"cpus", f.topology->cpus.size()},
+                                              {"load_ms", f.topology->load_ms}}
+                             : nlohmann::json(nullptr);
+  j["socket_interface"] = placement.socket_interface ? nlohmann::json(*placement.socket_interface)
+                                                     : nlohmann::json(nullptr);
+  j["socket_interface_reason"] = placement.socket_interface_reason;
+  j["warnings"] = placement.warnings;
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json env = nlohmann::json::object();
@@ -21,6 +39,10 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const std::vector<plan::
     j["tasks"].push_back({{"rank", t.contract.rank},
                           {"local_rank", t.contract.local_rank},
                           {"gpu", t.gpu ? nlohmann::json(*t.gpu) : nlohmann::json(nullptr)},
+                          {"gpu_busid", optional_text(t.gpu_busid)},
+                          {"nic", optional_text(t.nic)},
+                          {"path", optional_text(t.nic_path)},
+                          {"cpus", optional_text(plan::format_cpu_list(t.cpus))},
                           {"backend", contract::backend_name(t.contract.backend)},
                           {"omp_threads", t.omp_threads},
                           {"env", env}});
@@ -28,19 +50,35 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const std::vector<plan::
   return j;
 }
 
-std::string plan_to_table(const plan::StepPlan& step, const std::vector<plan::TaskPlan>& tasks) {
+std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                          const std::vector<plan::TaskPlan>& tasks) {
   const plan::StepFacts& f = step.facts;
   std::ostringstream s;
   s << "step " << f.job_id << "." << f.step_id << ": node " << f.node_id << " of " << f.nodes
     << " (" << f.nodelist << "), " << f.local_tasks << " of " << f.total_tasks << " tasks here\n"
     << "rendezvous " << step.master_addr << ":" << step.port.port << " (port "
-    << plan::port_source_name(step.port.source) << ")\n\n";
-  s << std::left << std::setw(6) << "RANK" << std::setw(7) << "LOCAL" << std::setw(6) << "GPU"
-    << std::setw(9) << "BACKEND" << "OMP_NUM_THREADS\n";
+    << plan::port_source_name(step.port.source) << ")\n";
+  if (f.topology)
+    s << "topology " << f.topology->source << ": " << f.topology->gpus.size() << " GPUs, "
+      << f.topology->nics.size() << " NICs, " << f.topology->cpus.size() << " CPUs (loaded in "
+      << std::fixed << std::setprecision(1) << f.topology->load_ms << " ms)\n";
+  s << "socket interface "
+    << (placement.socket_interface ? *placement.socket_interface + " (" +
+                                         placement.socket_interface_reason + ")"
+                                   : std::string("none: NCCL and Gloo choose"))
+    << "\n";
+  for (const auto& w : placement.warnings) s << "warning: " << w << "\n";
+  s << "\n"
+    << std::left << std::setw(6) << "RANK" << std::setw(7) << "LOCAL" << std::setw(5) << "GPU"
+    << std::setw(15) << "BUS ID" << std::setw(12) << "NIC" << std::setw(6) << "PATH"
+    << std::setw(9) << "BACKEND" << std::setw(5) << "OMP" << "CPUS\n";
   for (const auto& t : tasks)
-    s << std::setw(6) << t.contract.rank << std::setw(7) << t.contract.local_rank << std::setw(6)
-      << (t.gpu ? std::to_string(*t.gpu) : std::string("-")) << std::setw(9)
-      << contract::backend_name(t.contract.backend) << t.omp_threads << "\n";
+    s << std::setw(6) << t.contract.rank << std::setw(7) << t.contract.local_rank << std::setw(5)
+      << (t.gpu ? std::to_string(*t.gpu) : std::string("-")) << std::setw(15)
+      << (t.gpu_busid.empty() ? "-" : t.gpu_busid) << std::setw(12)
+      << (t.nic.empty() ? "-" : t.nic) << std::setw(6) << (t.nic_path.empty() ? "-" : t.nic_path)
+      << std::setw(9) << contract::backend_name(t.contract.backend) << std::setw(5)
+      << t.omp_threads << (t.cpus.empty() ? "unbound" : plan::format_cpu_list(t.cpus)) << "\n";
   return s.str();
 }
 

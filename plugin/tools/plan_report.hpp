@@ -10,7 +10,9 @@
 
 namespace ddp::tools {
 
-nlohmann::json plan_to_json(const plan::StepPlan& step, const std::vector<plan::TaskPlan>& tasks);
-std::string plan_to_table(const plan::StepPlan& step, const std::vector<plan::TaskPlan>& tasks);
+nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                            const std::vector<plan::TaskPlan>& tasks);
+std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                          const std::vector<plan::TaskPlan>& tasks);
 
 }  // namespace ddp::tools

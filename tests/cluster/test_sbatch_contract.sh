@@ -34,8 +34,10 @@ for line in "${lines[@]}"; do
   [ "$(field "$line" NODE_RANK)" = "$node" ] || fail "NODE_RANK in: $line"
   [ "$(field "$line" GROUP_RANK)" = "$node" ] || fail "GROUP_RANK in: $line"
   [ "$(field "$line" LOCAL_RANK)" = $(( rank % 2 )) ] || fail "LOCAL_RANK in: $line"
-  [ "$(field "$line" DDP_GPU)" = $(( rank % 2 )) ] || fail "DDP_GPU in: $line"
-  [ "$(field "$line" CUDA_VISIBLE_DEVICES)" = 0,1 ] || fail "CUDA_VISIBLE_DEVICES in: $line"
+  # Slurm may give any two of the node's four GPUs; rank LOCAL_RANK drives the LOCAL_RANK-th.
+  IFS=, read -r -a visible <<<"$(field "$line" CUDA_VISIBLE_DEVICES)"
+  [ "${#visible[@]}" = 2 ] || fail "CUDA_VISIBLE_DEVICES in: $line"
+  [ "$(field "$line" DDP_GPU)" = "${visible[$(( rank % 2 ))]}" ] || fail "DDP_GPU in: $line"
   [ "$(field "$line" DDP_BACKEND)" = nccl ] || fail "DDP_BACKEND in: $line"
   [ "$(field "$line" CUDA_DEVICE_ORDER)" = PCI_BUS_ID ] || fail "CUDA_DEVICE_ORDER in: $line"
 done
@@ -48,8 +50,9 @@ ports=$(for l in "${lines[@]}"; do field "$l" MASTER_PORT; done | sort -u)
 # ddp-plan, given the same step facts, promises exactly what node n1's tasks got.
 if [ -n "${DDP_PLAN_BIN:-}" ]; then
   job=$(sed -n 's/^batch .* job=\([0-9]*\).*/\1/p' <<<"$out")
-  "$DDP_PLAN_BIN" --json --job-id "$job" --step-id 0 --nodes 2 --node-id 0 --nodelist 'n[1-2]' \
-    --tasks 2 --gpus 0,1 --cuda-visible-devices 0,1 --cpus 2 --ddp-nodes 2 --ddp-gpus 2 \
+  gpus=$(sed -n 's/^SLURM_STEP_GPUS=//p' "$WORK/env.0")
+  "$RUN" --node n1 "$DDP_PLAN_BIN" --json --job-id "$job" --step-id 0 --nodes 2 --node-id 0 --nodelist 'n[1-2]' \
+    --tasks 2 --gpus "$gpus" --cuda-visible-devices "$gpus" --cpus 2 --ddp-nodes 2 --ddp-gpus 2 \
     >"$WORK/plan.json" || fail "ddp-plan failed"
   "$PYTHON" "$PROGRAMS/compare_plan.py" "$WORK/plan.json" "$WORK" || fail "ddp-plan disagrees"
 fi

@@ -37,6 +37,15 @@ std::map<std::string, std::string> env_of(const p::TaskPlan& t) {
   return m;
 }
 
+// What one task of the node gets, placement included (no topology in these tests).
+p::TaskPlan plan_task(const p::StepPlan& step, const p::TaskFacts& task, const p::GpuFacts& gpus) {
+  return p::plan_task(step, task, gpus, p::place_node(step, gpus));
+}
+
+std::vector<p::TaskPlan> plan_node(const p::StepPlan& step, const p::GpuFacts& gpus) {
+  return p::plan_node(step, gpus, p::place_node(step, gpus));
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -53,7 +62,7 @@ TEST(Planner, TwoNodesTwoGpusGiveTheTorchrunContract) {
   std::set<unsigned> ranks;
   for (unsigned node = 0; node < 2; ++node) {
     const auto step = p::plan_step(two_nodes_two_tasks(node), ddp_shape(2, 2), {});
-    const auto tasks = p::plan_node(step, gpus);
+    const auto tasks = plan_node(step, gpus);
     ASSERT_EQ(tasks.size(), 2u);
     for (unsigned local = 0; local < 2; ++local) {
       const auto env = env_of(tasks[local]);
@@ -78,7 +87,7 @@ TEST(Planner, TwoNodesTwoGpusGiveTheTorchrunContract) {
 
 TEST(Planner, UserSetLibraryVariablesWinButRankVariablesAlwaysOverwrite) {
   const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
-  const auto task = p::plan_task(step, {0, 0}, {{0, 1}, std::nullopt});
+  const auto task = plan_task(step, {0, 0}, {{0, 1}, std::nullopt});
   for (const auto& e : task.env) {
     const bool user_may_override = e.name == "OMP_NUM_THREADS" || e.name == "CUDA_DEVICE_ORDER";
     EXPECT_EQ(e.overwrite, !user_may_override) << e.name;
@@ -89,7 +98,7 @@ TEST(Planner, WithoutGpusTheBackendIsGloo) {
   p::UserOptions o;
   p::apply_user_option(o, "ddp", "");
   const auto step = p::plan_step(two_nodes_two_tasks(1), o, {});
-  const auto task = p::plan_task(step, {1, 3}, {});
+  const auto task = plan_task(step, {1, 3}, {});
   const auto env = env_of(task);
   EXPECT_EQ(env.at("DDP_BACKEND"), "gloo");
   EXPECT_EQ(env.count("DDP_GPU"), 0u);
@@ -117,7 +126,7 @@ TEST(Planner, WrongTaskCountPerNodeIsAnError) {
 
 TEST(Planner, MissingGpusIsAnErrorWhenAsked) {
   const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
-  const auto msg = error_of([&] { p::plan_task(step, {0, 0}, {}); });
+  const auto msg = error_of([&] { plan_task(step, {0, 0}, {}); });
   EXPECT_NE(msg.find("Slurm gave this step 0 GPUs on node n1"), std::string::npos) << msg;
 }
 
@@ -125,7 +134,7 @@ TEST(Planner, ExplicitNcclWithoutAGpuPerTaskIsAnError) {
   p::UserOptions o;
   p::apply_user_option(o, "ddp-backend", "nccl");
   const auto step = p::plan_step(two_nodes_two_tasks(0), o, {});
-  const auto msg = error_of([&] { p::plan_task(step, {0, 0}, {{0}, std::string("0")}); });
+  const auto msg = error_of([&] { plan_task(step, {0, 0}, {{0}, std::string("0")}); });
   EXPECT_NE(msg.find("nccl backend needs one GPU per task"), std::string::npos) << msg;
   EXPECT_NE(msg.find("--ddp-backend=gloo"), std::string::npos) << msg;
 }
@@ -135,12 +144,12 @@ TEST(Planner, NarrowedVisibleDevicesAreWidenedSoLocalRankIndexesThem) {
   p::apply_user_option(o, "ddp", "");
   const auto step = p::plan_step(two_nodes_two_tasks(0), o, {});
   // --gpus-per-task=1 without cgroup constraint: Slurm shows task 1 only its own GPU, index 3.
-  const auto task = p::plan_task(step, {1, 1}, {{2, 3}, std::string("3")});
+  const auto task = plan_task(step, {1, 1}, {{2, 3}, std::string("3")});
   const auto env = env_of(task);
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
   EXPECT_EQ(env.at("DDP_GPU"), "3");
   // UUIDs (MIG) cannot be widened: left as Slurm set them.
-  const auto mig = p::plan_task(step, {1, 1}, {{2, 3}, std::string("MIG-abc")});
+  const auto mig = plan_task(step, {1, 1}, {{2, 3}, std::string("MIG-abc")});
   EXPECT_EQ(env_of(mig).count("CUDA_VISIBLE_DEVICES"), 0u);
 }
 
@@ -169,13 +178,39 @@ TEST(Planner, InconsistentFactsAreRejected) {
   f.local_tasks = 5;
   EXPECT_THROW(p::plan_step(f, {}, {}), p::PlanError);
   const auto step = p::plan_step(two_nodes_two_tasks(0), {}, {});
-  EXPECT_THROW(p::plan_task(step, {2, 0}, {}), p::PlanError);
-  EXPECT_THROW(p::plan_task(step, {0, 4}, {}), p::PlanError);
+  EXPECT_THROW(plan_task(step, {2, 0}, {}), p::PlanError);
+  EXPECT_THROW(plan_task(step, {0, 4}, {}), p::PlanError);
 }
 
 TEST(Planner, OmpThreadsIsAFairShareAndAtLeastOne) {
   auto f = two_nodes_two_tasks(0);
   f.cpus_on_node = 1;
   const auto step = p::plan_step(f, {}, {});
-  EXPECT_EQ(p::plan_task(step, {0, 0}, {}).omp_threads, 1u);
+  EXPECT_EQ(plan_task(step, {0, 0}, {}).omp_threads, 1u);
+}
+
+TEST(Planner, CpuStepsArePinnedToAFairSplitOfTheStepsCpus) {
+  auto f = two_nodes_two_tasks(0);
+  f.allowed_cpus = {0, 1, 2, 3, 4, 5};
+  const auto step = p::plan_step(f, {}, {});
+  const auto tasks = plan_node(step, {});
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].cpus, (p::CpuList{0, 1, 2}));
+  EXPECT_EQ(tasks[1].cpus, (p::CpuList{3, 4, 5}));
+  EXPECT_EQ(env_of(tasks[1]).at("DDP_CPUS"), "3-5");
+  EXPECT_EQ(env_of(tasks[1]).at("OMP_NUM_THREADS"), "3");
+  p::UserOptions none;
+  p::apply_user_option(none, "ddp-bind", "none");
+  EXPECT_TRUE(plan_node(p::plan_step(f, none, {}), {})[0].cpus.empty());
+}
+
+TEST(Planner, GpuStepWithoutTopologySaysSoAndStillRuns) {
+  auto f = two_nodes_two_tasks(0);
+  f.topology_problem = "cannot load the node topology: broken.xml";
+  const auto step = p::plan_step(f, ddp_shape(2, 2), {});
+  const auto placement = p::place_node(step, {{0, 1}, std::string("0,1")});
+  ASSERT_FALSE(placement.warnings.empty());
+  EXPECT_NE(placement.warnings[0].find("broken.xml; GPU-local NICs and cores are not used"),
+            std::string::npos);
+  EXPECT_EQ(env_of(plan_task(step, {0, 0}, {{0, 1}, std::string("0,1")})).count("NCCL_IB_HCA"), 0u);
 }

@@ -33,13 +33,17 @@ inline constexpr const char* kDdpGpu = "DDP_GPU";                  // Slurm GPU 
 inline constexpr const char* kDdpStepGpus = "DDP_STEP_GPUS";       // Slurm GPU indices of the step here
 inline constexpr const char* kDdpPortSource = "DDP_PORT_SOURCE";   // reserved | derived | option
 inline constexpr const char* kDdpLauncher = "DDP_LAUNCHER";        // "spank_ddp <version>"
+inline constexpr const char* kDdpGpuBusId = "DDP_GPU_BUSID";       // PCI bus id of that GPU
+inline constexpr const char* kDdpNic = "DDP_NIC";                  // "mlx5_0:1 PIX": NIC and path
+inline constexpr const char* kDdpCpus = "DDP_CPUS";                // CPUs the task is pinned to
 
 // Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
 inline const std::vector<std::string>& rank_variable_names() {
   static const std::vector<std::string> names = {
       kRank,       kLocalRank,    kWorldSize,    kLocalWorldSize, kGroupRank,
       kNodeRank,   kMasterAddr,   kMasterPort,   kDdpBackend,     kDdpNodes,
-      kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher};
+      kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher,    kDdpGpuBusId,
+      kDdpNic,     kDdpCpus};
   return names;
 }
 

@@ -1,0 +1,214 @@
+// The profile schema: which keys exist where, and what each value may be. Every check happens
+// at the node that holds the value, so a message points at the line to fix.
+#include <algorithm>
+
+#include "error.hpp"
+#include "hostlist.hpp"
+#include "parse.hpp"
+#include "profile_detail.hpp"
+#include "profile_rules.hpp"
+#include "profile_yaml.hpp"
+
+namespace ddp::plan::profile_detail {
+namespace {
+
+using profile_rules::Refusal;
+using profile_yaml::Field;
+using profile_yaml::find;
+
+std::string checked(const Field& f, std::optional<Refusal> (*rule)(const std::string&)) {
+  const std::string value = f.text();
+  if (const auto r = rule(value)) f.fail(f.key() + "=" + quoted(value) + " " + r->problem, r->fix);
+  return value;
+}
+
+std::string checked_name(const Field& f) {
+  const std::string value = f.text();
+  try {
+    check_profile_name(f.key(), value);
+  } catch (const PlanError& e) {
+    f.fail(e.what(), "write the name of a profile, as its file is named without .yaml");
+  }
+  return value;
+}
+
+std::vector<std::string> hosts_of(const Field& f) {
+  const std::string list = f.text();
+  try {
+    return expand_hostlist(f.key(), list);
+  } catch (const PlanError& e) {
+    f.fail(e.what(), "write a Slurm host list, e.g. \"gn[001-060]\" or \"node01,node03\"");
+  }
+}
+
+// A non-empty list of distinct values, each passing `rule`.
+std::vector<std::string> names_of(const Field& f,
+                                  std::optional<Refusal> (*rule)(const std::string&),
+                                  const char* example) {
+  std::vector<std::string> out;
+  for (const Field& item : f.items()) {
+    const std::string value = checked(item, rule);
+    if (std::find(out.begin(), out.end(), value) != out.end())
+      item.fail(item.key() + "=" + quoted(value) + " is listed twice", "list each name once");
+    out.push_back(value);
+  }
+  if (out.empty())
+    f.fail(f.key() + " is an empty list", std::string("list at least one, e.g. ") + f.name() +
+                                              ": " + example + ", or delete the key");
+  return out;
+}
+
+// One of a few words; `words` maps each to its value, `meanings` explains them for the message.
+template <class T>
+T choice(const Field& f, std::initializer_list<std::pair<const char*, T>> words,
+         const char* meanings) {
+  const std::string value = f.text();
+  for (const auto& [word, result] : words)
+    if (value == word) return result;
+  std::string list;
+  for (const auto& w : words) list += std::string(list.empty() ? "" : ", ") + w.first;
+  f.fail(f.key() + "=" + quoted(value) + " is not allowed; allowed: " + meanings,
+         "write one of " + list);
+}
+
+void parse_network(const Field& f, NodeSettings& s) {
+  const auto e = f.entries({"socket_interfaces", "transport", "hca", "hca_list"});
+  if (const auto x = find(e, "socket_interfaces"))
+    s.socket_interfaces = names_of(*x, profile_rules::interface_name, "[ib0]");
+  if (const auto x = find(e, "transport"))
+    s.transport = choice<Transport>(
+        *x, {{"ib", Transport::Ib}, {"ofi", Transport::Ofi}, {"socket", Transport::Socket}},
+        "ib (NCCL over InfiniBand verbs), ofi (a libfabric plugin such as aws-ofi-nccl), "
+        "socket (TCP)");
+  const auto hca = find(e, "hca");
+  if (hca)
+    s.hca = choice<HcaMode>(
+        *hca, {{"nearest", HcaMode::Nearest}, {"none", HcaMode::None}, {"list", HcaMode::List}},
+        "nearest (the HCA closest to each GPU), none (NCCL's own choice), list (hca_list)");
+  const auto list = find(e, "hca_list");
+  if (s.hca == HcaMode::List && !list)
+    hca->fail(hca->key() + ": list needs the HCAs", "add hca_list: [mlx5_0:1, ...] next to it");
+  if (list && s.hca != HcaMode::List)
+    list->fail_key(list->key() + " is read only with hca: list",
+                   "set hca: list in the same network map, or delete hca_list");
+  if (list) s.hca_list = names_of(*list, profile_rules::hca_entry, "[mlx5_0:1]");
+}
+
+void parse_binding(const Field& f, NodeSettings& s) {
+  const auto e = f.entries({"cpus"});
+  const auto cpus = find(e, "cpus");
+  if (!cpus) f.fail(f.key() + " needs cpus", "write binding: {cpus: closest} or {cpus: none}");
+  s.bind = choice<Bind>(*cpus, {{"closest", Bind::Closest}, {"none", Bind::None}},
+                        "closest (cores next to the rank's GPU) or none");
+}
+
+ProfileVariable parse_variable(const Field& f) {
+  if (const auto r = profile_rules::variable_name(f.name()))
+    f.fail_key("variable " + quoted(f.name()) + " " + r->problem, r->fix);
+  if (!f.is_map()) return {f.name(), f.text(), false};
+  const auto e = f.entries({"value", "force"});
+  const auto value = find(e, "value");
+  if (!value)
+    f.fail(f.key() + " has no value", "write " + f.name() + ": {value: \"...\", force: true}");
+  const auto force = find(e, "force");
+  return {f.name(), value->text(), force && force->boolean()};
+}
+
+void parse_settings(const std::vector<Field>& e, NodeSettings& s) {
+  if (const auto x = find(e, "network")) parse_network(*x, s);
+  if (const auto x = find(e, "binding")) parse_binding(*x, s);
+  if (const auto x = find(e, "env"))
+    for (const Field& v : x->entries({})) s.env.push_back(parse_variable(v));
+}
+
+ProfileMatch parse_match(const Field& f) {
+  const auto e = f.entries({"cluster", "nodes"});
+  ProfileMatch m;
+  m.where = f.where();
+  if (const auto x = find(e, "cluster")) m.cluster = checked(*x, profile_rules::cluster_name);
+  if (const auto x = find(e, "nodes")) {
+    m.nodes = x->text();
+    m.hosts = hosts_of(*x);
+  }
+  if (m.empty())
+    f.fail(f.key() + " is empty and would match every node",
+           "give cluster, nodes or both, or delete match so the profile is used only by name");
+  return m;
+}
+
+void parse_rendezvous(const Field& f, Profile& p) {
+  const auto e = f.entries({"port_range", "host_suffix"});
+  if (const auto x = find(e, "port_range")) {
+    const auto items = x->items();
+    const char* example = "write port_range: [LOW, HIGH], e.g. [20000, 29999]";
+    if (items.size() != 2) x->fail(x->key() + " must hold two ports, LOW and HIGH", example);
+    const auto low = items[0].integer(1024, 65535);
+    const auto high = items[1].integer(1024, 65535);
+    if (high < low) x->fail(x->key() + " runs backwards", example);
+    try {
+      p.port_range = parse_port_range(x->key(), std::to_string(low) + "-" + std::to_string(high));
+    } catch (const PlanError& e) {
+      x->fail(e.what(), "keep both ends below 32768 or both above 60999, e.g. [20000, 29999]");
+    }
+  }
+  if (const auto x = find(e, "host_suffix"))
+    p.host_suffix = checked(*x, profile_rules::host_suffix);
+}
+
+NodeOverride parse_override(const Field& f) {
+  const auto e = f.entries({"match", "network", "binding", "env"});
+  const auto match = find(e, "match");
+  if (!match)
+    f.fail(f.key() + " has no match", "add match: \"HOSTLIST\" naming the nodes it is for");
+  if (e.size() == 1)
+    f.fail(f.key() + " changes nothing", "give network, binding or env, or delete the entry");
+  NodeOverride o;
+  o.match = match->text();
+  o.hosts = hosts_of(*match);
+  o.where = f.where();
+  parse_settings(e, o.settings);
+  return o;
+}
+
+std::string stem_of(const std::string& path) {
+  const std::string base = path.substr(path.rfind('/') + 1);
+  const std::string ext = ".yaml";
+  if (base.size() <= ext.size() || base.compare(base.size() - ext.size(), ext.size(), ext) != 0)
+    throw PlanError(path +
+                    ": is not named NAME.yaml. Fix: rename it to NAME.yaml, where NAME is "
+                    "the value of its name: key");
+  return base.substr(0, base.size() - ext.size());
+}
+
+}  // namespace
+
+ProfileFile parse_profile_file(const std::string& path) {
+  const std::string stem = stem_of(path);
+  const Field root = Field::root(path, profile_yaml::read_document(path));
+  const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
+                               "binding", "env", "nodes"});
+  ProfileFile file;
+  Profile& p = file.profile;
+  p.files = {path};
+  const auto name = find(e, "name");
+  if (!name) root.fail("the profile has no name", "add `name: " + stem + "` as its first line");
+  p.name = checked_name(*name);
+  if (p.name != stem)
+    name->fail("name=" + quoted(p.name) + " differs from the file's name " + quoted(stem + ".yaml"),
+               "write name: " + stem + ", or rename the file to " + p.name + ".yaml");
+  if (const auto x = find(e, "description")) p.description = x->text();
+  if (const auto x = find(e, "extends")) {
+    file.extends = checked_name(*x);
+    file.extends_where = x->where();
+  }
+  if (const auto x = find(e, "match")) p.match = parse_match(*x);
+  if (const auto x = find(e, "rendezvous")) parse_rendezvous(*x, p);
+  parse_settings(e, p.settings);
+  if (const auto x = find(e, "nodes")) {
+    file.has_nodes = true;
+    for (const Field& item : x->items()) p.nodes.push_back(parse_override(item));
+  }
+  return file;
+}
+
+}  // namespace ddp::plan::profile_detail

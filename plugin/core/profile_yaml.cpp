@@ -1,0 +1,230 @@
+#include "profile_yaml.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/depthguard.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "error.hpp"
+#include "parse.hpp"
+#include "profile.hpp"
+
+namespace ddp::plan::profile_yaml {
+namespace {
+
+std::string position(const std::string& path, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return path;
+  return path + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+[[noreturn]] void fail_file(const std::string& at, const std::string& problem,
+                            const std::string& fix) {
+  throw PlanError(at + ": " + problem + ". Fix: " + fix);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// O_NONBLOCK: a FIFO planted where a profile should be must not hang slurmstepd in open().
+std::string read_text(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    const int err = errno;
+    fail_file(path, std::string("cannot be opened: ") + std::strerror(err),
+              err == ENOENT ? "check the path, or install the profile there"
+                            : "make the file readable to the user running the job");
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    fail_file(path, "is not a regular file", "point at a NAME.yaml file");
+  const std::string limit = std::to_string(kMaxProfileBytes) + " bytes (1 MiB)";
+  const std::string too_big = "is larger than a profile may be, " + limit;
+  const std::string shrink = "keep a profile under " + limit + "; it needs only a few kilobytes";
+  if (static_cast<unsigned long long>(st.st_size) > kMaxProfileBytes)
+    fail_file(path, too_big, shrink);
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      fail_file(path, std::string("cannot be read: ") + std::strerror(errno),
+                "make the file readable to the user running the job");
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    // The file may have grown since fstat.
+    if (text.size() > kMaxProfileBytes) fail_file(path, too_big, shrink);
+  }
+  return text;
+}
+
+YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
+  const std::size_t line_start = text.rfind('\n', offset);
+  const auto line = std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n');
+  const std::size_t column = line_start == std::string::npos ? offset : offset - line_start - 1;
+  YAML::Mark m;
+  m.line = static_cast<int>(line);
+  m.column = static_cast<int>(column);
+  return m;
+}
+
+}  // namespace
+
+YAML::Node read_document(const std::string& path) {
+  const std::string text = read_text(path);
+  const std::size_t nul = text.find('\0');
+  if (nul != std::string::npos)
+    fail_file(position(path, mark_of_offset(text, nul)), "holds a NUL byte; a profile is text",
+              "save the file as plain UTF-8 text");
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    fail_file(position(path, e.mark),
+              "nests deeper than YAML is read here; a profile nests at most 5 levels",
+              "flatten the value to what the profile schema allows");
+  } catch (const YAML::Exception& e) {
+    fail_file(position(path, e.mark), "is not valid YAML: " + e.msg,
+              "correct the YAML at that point; quote values that hold ':', '#', '[', '{' or "
+              "start with '*', '&', '!' or '%'");
+  }
+  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+    fail_file(path, "is empty",
+              "write at least `name: NAME`, where NAME is the file's name "
+              "without .yaml");
+  if (docs.size() > 1)
+    fail_file(position(path, docs[1].Mark()), "holds more than one YAML document ('---')",
+              "keep one profile per file; delete the second document or move it to its own file");
+  return docs[0];
+}
+
+Field::Field(std::string path, std::string key, std::string name, YAML::Node node, YAML::Mark mark,
+             YAML::Mark key_mark)
+    : path_(std::move(path)),
+      key_(std::move(key)),
+      name_(std::move(name)),
+      node_(std::move(node)),
+      mark_(mark),
+      key_mark_(key_mark) {}
+
+Field Field::root(const std::string& path, const YAML::Node& node) {
+  return Field(path, "", "", node, node.Mark(), node.Mark());
+}
+
+std::string Field::at(const YAML::Mark& mark) const { return position(path_, mark); }
+std::string Field::where() const { return at(mark_); }
+std::string Field::key_where() const { return at(key_mark_); }
+
+void Field::fail(const std::string& problem, const std::string& fix) const {
+  fail_file(where(), problem, fix);
+}
+
+void Field::fail_key(const std::string& problem, const std::string& fix) const {
+  fail_file(key_where(), problem, fix);
+}
+
+std::string Field::found() const {
+  switch (node_.Type()) {
+    case YAML::NodeType::Scalar: return "the value " + quoted(node_.Scalar());
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    default: return "nothing";
+  }
+}
+
+std::string Field::text() const {
+  if (!node_.IsScalar())
+    fail(key_ + " must be a single value, found " + found(),
+         "write one value after '" + name_ + ":', quoted if it holds special characters");
+  const std::string& s = node_.Scalar();
+  if (s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+    fail(key_ + "=" + quoted(s) + " holds a line break or NUL; values are one line",
+         "write the value on one line without \\n, \\r or \\0");
+  return s;
+}
+
+unsigned long Field::integer(unsigned long min, unsigned long max) const {
+  const std::string s = text();
+  const std::string range = std::to_string(min) + ".." + std::to_string(max);
+  try {
+    return static_cast<unsigned long>(parse_unsigned(key_, s, min, max));
+  } catch (const PlanError&) {
+    fail(key_ + "=" + quoted(s) + " is not a whole number in " + range,
+         "write a plain number in " + range + ", without quotes, sign or unit");
+  }
+}
+
+bool Field::boolean() const {
+  const std::string s = text();
+  if (s == "true") return true;
+  if (s == "false") return false;
+  fail(key_ + "=" + quoted(s) + " is not a boolean; allowed: true or false",
+       "write " + name_ + ": true or " + name_ + ": false");
+}
+
+std::vector<Field> Field::items() const {
+  if (!node_.IsSequence())
+    fail(key_ + " must be a list, found " + found(),
+         "write a list, e.g. " + name_ + ": [a, b], or one '- item' per line");
+  std::vector<Field> out;
+  std::size_t i = 0;
+  for (const YAML::Node& item : node_) {
+    const std::string key = key_ + "[" + std::to_string(i++) + "]";
+    const YAML::Mark mark = item.IsNull() ? mark_ : item.Mark();
+    out.push_back(Field(path_, key, key, item, mark, mark));
+  }
+  return out;
+}
+
+std::vector<Field> Field::entries(std::initializer_list<const char*> allowed) const {
+  const std::string label = key_.empty() ? "the top level" : key_;
+  std::string allowed_text;
+  for (const char* a : allowed) allowed_text += std::string(allowed_text.empty() ? "" : ", ") + a;
+  if (!node_.IsMap())
+    fail(label + " must be a map of keys, found " + found(),
+         allowed_text.empty() ? "write NAME: value pairs, one per line"
+                              : "write key: value pairs; keys: " + allowed_text);
+  std::vector<Field> out;
+  for (const auto& kv : node_) {
+    const YAML::Mark key_mark = kv.first.Mark();
+    if (!kv.first.IsScalar())
+      fail_file(at(key_mark), label + " has a key that is not a plain name",
+                "write keys as plain names, e.g. name: value");
+    const std::string name = kv.first.Scalar();
+    const std::string key = key_.empty() ? name : key_ + "." + name;
+    const YAML::Mark mark = kv.second.IsNull() ? key_mark : kv.second.Mark();
+    Field f(path_, key, name, kv.second, mark, key_mark);
+    const bool known = allowed.size() == 0 || std::any_of(allowed.begin(), allowed.end(),
+                                                          [&](const char* a) { return name == a; });
+    if (!known)
+      f.fail_key(quoted(name) + " is not a key of " + label + "; allowed: " + allowed_text,
+                 "remove it or correct its spelling");
+    if (const auto first = find(out, name.c_str()))
+      f.fail_key(key + " appears twice (first at " + first->key_where() + ")", "keep one of them");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::optional<Field> find(const std::vector<Field>& entries, const char* name) {
+  for (const Field& f : entries)
+    if (f.name() == name) return f;
+  return std::nullopt;
+}
+
+}  // namespace ddp::plan::profile_yaml
