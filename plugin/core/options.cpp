@@ -64,8 +64,22 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.gpus_per_node =
         static_cast<unsigned>(parse_unsigned(opt(name), value, 1, kMaxGpusPerNode));
   } else if (name == kOptProfile) {
-    check_profile_name(opt(name), value);
-    options.profile = std::string(value);
+    // An absolute path names the user's own file: whether that is allowed is the site's call,
+    // made where the plugstack configuration is known.
+    if (!value.empty() && value.front() == '/') {
+      constexpr std::size_t kMaxPath = 4096;
+      if (value.size() > kMaxPath || value.find_first_of(std::string("\0\n", 2)) != std::string_view::npos ||
+          value.size() < 6 || value.substr(value.size() - 5) != ".yaml")
+        throw PlanError(opt(name) + "=" + quoted(value) +
+                        " is not a profile file; give a profile name, or (where the site allows "
+                        "user profiles) an absolute path ending in .yaml");
+      options.profile_file = std::string(value);
+      options.profile.reset();
+    } else {
+      check_profile_name(opt(name), value);
+      options.profile = std::string(value);
+      options.profile_file.reset();
+    }
   } else if (name == kOptPort) {
     if (value == "auto")
       options.port.reset();

@@ -26,7 +26,8 @@ struct UserOptions {
   bool requested = false;  // any --ddp* option was given: the plugin acts on this step
   std::optional<unsigned> nodes;
   std::optional<unsigned> gpus_per_node;
-  std::optional<std::string> profile;
+  std::optional<std::string> profile;       // a name in the site's profile directory
+  std::optional<std::string> profile_file;  // a user's own file, if the site allows them
   std::optional<std::uint16_t> port;  // unset or "auto": reserved or derived port
   std::optional<contract::Backend> backend;
   std::optional<Bind> bind;

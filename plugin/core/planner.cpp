@@ -52,7 +52,7 @@ std::string shape_fix_hint(const UserOptions& o) {
 }
 
 StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
-                   const PlugstackConfig& config) {
+                   const PlugstackConfig& config, const ResolvedProfile& profile) {
   if (facts.nodes == 0 || facts.node_id >= facts.nodes)
     throw PlanError("step facts are inconsistent: node index " + std::to_string(facts.node_id) +
                     " in a step of " + plural(facts.nodes, "node"));
@@ -72,9 +72,12 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   StepPlan plan;
   plan.facts = facts;
   plan.options = options;
-  plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist);
+  plan.profile = profile;
+  // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
+  plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
+                     profile.host_suffix.value_or("");
   plan.port = choose_port(facts.job_id, facts.step_id, facts.resv_ports, options.port,
-                          config.port_range);
+                          profile.port_range.value_or(config.port_range));
   return plan;
 }
 
@@ -84,7 +87,8 @@ NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus) {
   req.step_gpus = gpus.step_gpus;
   req.local_tasks = f.local_tasks;
   req.allowed_cpus = f.allowed_cpus;
-  req.bind = step.options.bind.value_or(Bind::Closest);
+  req.bind = step.options.bind.value_or(step.profile.bind.value_or(Bind::Closest));
+  req.preferred_interfaces = step.profile.socket_interfaces;
   if (f.topology) return place_ranks(*f.topology, f.net, req);
   // Without a topology: no GPU locality, but still a fair split of the step's CPUs.
   Topology bare;
@@ -164,15 +168,25 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   }
   if (!plan.gpu_busid.empty()) plan.env.push_back({contract::kDdpGpuBusId, plan.gpu_busid, true});
   if (!plan.cpus.empty()) plan.env.push_back({contract::kDdpCpus, format_cpu_list(plan.cpus), true});
-  // A user's or profile's NCCL settings win over the topology's guess.
-  if (!plan.nic.empty()) {
-    plan.env.push_back({contract::kDdpNic, plan.nic + " " + plan.nic_path, true});
+  // A user's own NCCL settings win over the topology's guess. NCCL_IB_HCA means nothing to the
+  // OFI (Slingshot) and socket transports, and a profile may list the HCAs itself or forbid it.
+  const ResolvedProfile& prof = step.profile;
+  const bool ib_transport = !prof.transport || *prof.transport == Transport::Ib;
+  const HcaMode hca_mode = prof.hca.value_or(HcaMode::Nearest);
+  if (!plan.nic.empty()) plan.env.push_back({contract::kDdpNic, plan.nic + " " + plan.nic_path, true});
+  if (ib_transport && hca_mode == HcaMode::Nearest && !plan.nic.empty())
     plan.env.push_back({"NCCL_IB_HCA", "=" + plan.nic, false});
+  if (ib_transport && hca_mode == HcaMode::List && !prof.hca_list.empty()) {
+    std::string list;
+    for (const auto& h : prof.hca_list) list += (list.empty() ? "" : ",") + h;
+    plan.env.push_back({"NCCL_IB_HCA", "=" + list, false});
   }
   if (placement.socket_interface) {
     plan.env.push_back({"NCCL_SOCKET_IFNAME", "=" + *placement.socket_interface, false});
     plan.env.push_back({"GLOO_SOCKET_IFNAME", *placement.socket_interface, false});
   }
+  plan.env.push_back({contract::kDdpProfile, prof.name.empty() ? "none" : prof.name, true});
+  for (const auto& v : prof.env) plan.env.push_back({v.name, v.value, v.forced});
   // nvidia-smi, NCCL and Slurm number GPUs by PCI bus id; CUDA's default (fastest first) would
   // make cuda:LOCAL_RANK a different GPU than the one Slurm and the plan name.
   plan.env.push_back({contract::kCudaDeviceOrder, "PCI_BUS_ID", false});

@@ -9,6 +9,7 @@
 #include "ddp/env_contract.hpp"
 #include "options.hpp"
 #include "placement.hpp"
+#include "profile.hpp"
 #include "port.hpp"
 #include "step_facts.hpp"
 
@@ -26,6 +27,7 @@ struct EnvSetting {
 struct StepPlan {
   StepFacts facts;
   UserOptions options;
+  ResolvedProfile profile;  // this node's view of the chosen profile (empty name: built-in)
   std::string master_addr;
   PortChoice port;
 };
@@ -43,8 +45,10 @@ struct TaskPlan {
 };
 
 // Throws PlanError when the step cannot be a DDP step as asked.
+// Precedence, lowest first: plugin defaults, the profile, its per-node override, a value the
+// user already set in the job's environment (unless the profile forces it), the command line.
 StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
-                   const PlugstackConfig& config);
+                   const PlugstackConfig& config, const ResolvedProfile& profile = {});
 
 // Where every local rank of the node goes (GPU, NIC, CPUs). The same for every task of a node:
 // each task computes it from the node's facts, which costs microseconds.

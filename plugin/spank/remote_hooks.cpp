@@ -7,9 +7,11 @@
 
 #include "error.hpp"
 #include "planner.hpp"
+#include "profile_choice.hpp"
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
 #include "step_facts_reader.hpp"
+#include "user_file_reader.hpp"
 
 namespace {
 
@@ -46,8 +48,17 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     if (s.deferred_error || !step_wants_ddp()) return 0;
     if (!ddp::spank::launch_step_id(sp)) return 0;
     try {
-      s.step = ddp::plan::plan_step(ddp::spank::read_step_facts(sp, s.config), s.options,
-                                    s.config);
+      const auto facts = ddp::spank::read_step_facts(sp, s.config);
+      uid_t uid = 0;
+      gid_t gid = 0;
+      if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+          spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+        throw ddp::plan::PlanError("cannot read the job's user from Slurm");
+      const auto choice = ddp::plan::choose_profile(
+          s.options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
+          [&](const std::string& path) { return ddp::spank::read_profile_as_user(uid, gid, path); });
+      s.step = ddp::plan::plan_step(facts, s.options, s.config,
+                                    ddp::plan::resolve_for_node(choice, facts.hostname));
     } catch (const std::exception& e) {
       s.deferred_error = e.what();
     }

@@ -11,10 +11,13 @@
 #include <CLI/CLI.hpp>
 
 #include "error.hpp"
+#include "hostlist.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 #include "plan_report.hpp"
 #include "planner.hpp"
+#include "profile.hpp"
+#include "profile_json.hpp"
 #include "net_facts.hpp"
 #include "topology.hpp"
 #include "version.hpp"
@@ -38,6 +41,9 @@ struct Args {
   std::optional<std::string> cpus_allowed;
   std::vector<std::string> net_up;
   std::vector<std::string> plugstack;
+  std::optional<std::string> profile;
+  std::optional<std::string> check_profile;
+  std::optional<std::string> cluster;
   std::vector<std::pair<const char*, std::optional<std::string>>> user_options;
   bool json = false;
 };
@@ -47,7 +53,26 @@ std::string this_host() {
   return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
 }
 
+// A profile argument is a file when it looks like a path, otherwise a name in the profile dir.
+bool is_path(const std::string& s) { return s.find('/') != std::string::npos; }
+
+p::ProfileChoice choose(const Args& a, const p::PlugstackConfig& config, const std::string& host) {
+  if (a.profile && is_path(*a.profile))
+    return {p::load_profile_file(*a.profile), "--profile " + *a.profile};
+  return p::select_profile(config.profile_dir, a.profile, config.default_profile, a.cluster, host);
+}
+
+int check_profile(const std::string& what, const p::PlugstackConfig& config) {
+  const p::Profile profile =
+      is_path(what) ? p::load_profile_file(what) : p::load_profile(config.profile_dir, what);
+  std::cout << p::profile_to_json(profile).dump(2) << "\n";
+  std::fprintf(stderr, "ddp-plan: profile %s is valid\n", profile.name.c_str());
+  return 0;
+}
+
 int run(const Args& a) {
+  const p::PlugstackConfig config = p::parse_plugstack_args(a.plugstack);
+  if (a.check_profile) return check_profile(*a.check_profile, config);
   p::StepFacts f;
   f.nodes = static_cast<unsigned>(p::parse_unsigned("--nodes", a.nodes, 1, p::kMaxNodes));
   f.node_id = static_cast<unsigned>(p::parse_unsigned("--node-id", a.node_id, 0, f.nodes - 1));
@@ -64,7 +89,11 @@ int run(const Args& a) {
     throw p::PlanError("--nodes=" + a.nodes + " needs --nodelist LIST (the step's nodes, "
                        "e.g. node[1-" + a.nodes + "]) to name MASTER_ADDR");
   }
-  f.hostname = f.nodes == 1 ? f.nodelist : "node " + std::to_string(f.node_id);
+  const auto hosts = p::expand_hostlist("--nodelist", f.nodelist);
+  if (hosts.size() != f.nodes)
+    throw p::PlanError("--nodelist names " + std::to_string(hosts.size()) + " hosts but --nodes=" +
+                       a.nodes);
+  f.hostname = hosts[f.node_id];
   f.topology = p::load_topology(a.topology);
   f.allowed_cpus = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
                                   : f.topology->cpus;
@@ -77,13 +106,13 @@ int run(const Args& a) {
   p::UserOptions options;
   for (const auto& [name, value] : a.user_options)
     if (value) p::apply_user_option(options, name, *value);
-  const p::PlugstackConfig config = p::parse_plugstack_args(a.plugstack);
 
   p::GpuFacts gpus;
   gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, 1u << 16);
   gpus.cuda_visible_devices = a.cuda_visible_devices;
 
-  const p::StepPlan step = p::plan_step(f, options, config);
+  const p::ProfileChoice choice = choose(a, config, f.hostname);
+  const p::StepPlan step = p::plan_step(f, options, config, p::resolve_for_node(choice, f.hostname));
   const p::NodePlacement placement = p::place_node(step, gpus);
   const std::vector<p::TaskPlan> tasks = p::plan_node(step, gpus, placement);
   if (a.json)
@@ -123,6 +152,12 @@ int main(int argc, char** argv) {
                     {p::kOptBackend, {}}, {p::kOptBind, {}}};
   for (auto& [name, value] : a.user_options)
     app.add_option(std::string("--") + name, value, std::string("as the srun option --") + name);
+  app.add_option("--profile", a.profile,
+                 "profile NAME (in the profile directory) or FILE; default: the plugstack "
+                 "default_profile, else the profile matching --cluster and the node");
+  app.add_option("--cluster", a.cluster, "SLURM_CLUSTER_NAME, for automatic profile matching");
+  app.add_option("--check-profile", a.check_profile,
+                 "validate profile NAME or FILE and print it resolved (extends applied)");
   app.add_flag("--json", a.json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
   try {

@@ -28,6 +28,9 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
                                               {"cpus", f.topology->cpus.size()},
                                               {"load_ms", f.topology->load_ms}}
                              : nlohmann::json(nullptr);
+  j["profile"] = {{"name", step.profile.name.empty() ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(step.profile.name)},
+                  {"reason", step.profile.reason}};
   j["socket_interface"] = placement.socket_interface ? nlohmann::json(*placement.socket_interface)
                                                      : nlohmann::json(nullptr);
   j["socket_interface_reason"] = placement.socket_interface_reason;
@@ -58,6 +61,8 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
     << " (" << f.nodelist << "), " << f.local_tasks << " of " << f.total_tasks << " tasks here\n"
     << "rendezvous " << step.master_addr << ":" << step.port.port << " (port "
     << plan::port_source_name(step.port.source) << ")\n";
+  s << "profile " << (step.profile.name.empty() ? "none" : step.profile.name) << " ("
+    << step.profile.reason << ")\n";
   if (f.topology)
     s << "topology " << f.topology->source << ": " << f.topology->gpus.size() << " GPUs, "
       << f.topology->nics.size() << " NICs, " << f.topology->cpus.size() << " CPUs (loaded in "

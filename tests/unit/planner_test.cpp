@@ -214,3 +214,35 @@ TEST(Planner, GpuStepWithoutTopologySaysSoAndStillRuns) {
             std::string::npos);
   EXPECT_EQ(env_of(plan_task(step, {0, 0}, {{0, 1}, std::string("0,1")})).count("NCCL_IB_HCA"), 0u);
 }
+
+TEST(Planner, ProfileSettingsApplyBelowTheCommandLine) {
+  p::ResolvedProfile prof;
+  prof.name = "site";
+  prof.port_range = p::PortRange{15000, 15009};
+  prof.host_suffix = "-ib";
+  prof.env = {{"NCCL_DEBUG", "WARN", false}, {"NCCL_PROTO", "^LL128", true}};
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {}, prof);
+  EXPECT_EQ(step.master_addr, "n1-ib");
+  EXPECT_GE(step.port.port, 15000);
+  EXPECT_LE(step.port.port, 15009);
+  const auto task = plan_task(step, {0, 0}, {{0, 1}, std::string("0,1")});
+  std::map<std::string, bool> overwrite;
+  for (const auto& e : task.env) overwrite[e.name] = e.overwrite;
+  EXPECT_FALSE(overwrite.at("NCCL_DEBUG"));  // the user's own value wins
+  EXPECT_TRUE(overwrite.at("NCCL_PROTO"));   // forced by the profile
+  EXPECT_EQ(env_of(task).at("DDP_PROFILE"), "site");
+  p::UserOptions o = ddp_shape(2, 2);
+  p::apply_user_option(o, "ddp-port", "29400");  // the command line beats the profile's range
+  EXPECT_EQ(p::plan_step(two_nodes_two_tasks(0), o, {}, prof).port.port, 29400);
+}
+
+TEST(Planner, ProfileHcaListAndTransportDecideNcclIbHca) {
+  p::ResolvedProfile prof;
+  prof.hca = p::HcaMode::List;
+  prof.hca_list = {"mlx5_0:1", "mlx5_3:1"};
+  auto step = p::plan_step(two_nodes_two_tasks(0), {}, {}, prof);
+  EXPECT_EQ(env_of(plan_task(step, {0, 0}, {})).at("NCCL_IB_HCA"), "=mlx5_0:1,mlx5_3:1");
+  prof.transport = p::Transport::Ofi;  // Slingshot: NCCL_IB_HCA means nothing there
+  step = p::plan_step(two_nodes_two_tasks(0), {}, {}, prof);
+  EXPECT_EQ(env_of(plan_task(step, {0, 0}, {})).count("NCCL_IB_HCA"), 0u);
+}

@@ -36,6 +36,7 @@ inline constexpr const char* kDdpLauncher = "DDP_LAUNCHER";        // "spank_ddp
 inline constexpr const char* kDdpGpuBusId = "DDP_GPU_BUSID";       // PCI bus id of that GPU
 inline constexpr const char* kDdpNic = "DDP_NIC";                  // "mlx5_0:1 PIX": NIC and path
 inline constexpr const char* kDdpCpus = "DDP_CPUS";                // CPUs the task is pinned to
+inline constexpr const char* kDdpProfile = "DDP_PROFILE";          // cluster profile, or "none"
 
 // Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
 inline const std::vector<std::string>& rank_variable_names() {
@@ -43,7 +44,7 @@ inline const std::vector<std::string>& rank_variable_names() {
       kRank,       kLocalRank,    kWorldSize,    kLocalWorldSize, kGroupRank,
       kNodeRank,   kMasterAddr,   kMasterPort,   kDdpBackend,     kDdpNodes,
       kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher,    kDdpGpuBusId,
-      kDdpNic,     kDdpCpus};
+      kDdpNic,     kDdpCpus,      kDdpProfile};
   return names;
 }
 
