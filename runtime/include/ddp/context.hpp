@@ -1,0 +1,45 @@
+// Who this process is in the job: its rank, its node, and where rank 0 listens for the others.
+// Read once at start-up from whichever launcher started the process, so one training binary runs
+// under `srun --ddp`, under torchrun, and under a plain `srun`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ddp {
+
+// Whose variables the Context came from. from_environment() tries them in this order, except
+// that torchrun started inside an `srun --ddp` step wins: it is the launcher that spoke last.
+enum class ContractSource { Plugin, Torchrun, Slurm };
+
+// "spank_ddp", "torchrun" or "slurm": the names describe() and error messages use.
+const char* contract_source_name(ContractSource source);
+
+// Looks a variable up; nullopt when it is not set. Tests pass a map instead of the environment.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// The process's own environment (getenv), as an EnvLookup.
+EnvLookup process_environment();
+
+struct Context {
+  int rank = 0, local_rank = 0, world_size = 1, local_world_size = 1, node_rank = 0, nodes = 1;
+  std::string master_addr;
+  std::uint16_t master_port = 0;
+  ContractSource source = ContractSource::Torchrun;
+  std::optional<std::string> backend;        // DDP_BACKEND if given: "nccl" | "gloo"
+  std::optional<std::string> gloo_ifname;    // GLOO_SOCKET_IFNAME if given
+  std::optional<std::string> hostname_hint;  // this node's name (SLURMD_NODENAME or gethostname)
+
+  // Throws ddp::Error naming the variable, its value, what is allowed and how to launch instead.
+  static Context from_environment();                      // the process's environment
+  static Context from_environment(const EnvLookup& env);  // any lookup, for tests
+
+  bool is_main() const { return rank == 0; }
+
+  // One line for the job log: "rank 3/8 (local 1/4, node 1/2) master n1:24567 via spank_ddp".
+  std::string describe() const;
+};
+
+}  // namespace ddp

@@ -1,0 +1,82 @@
+// The process group of a DDP job, built from the environment contract: a TCPStore rendezvous at
+// MASTER_ADDR:MASTER_PORT, then NCCL (CUDA build, GPUs present) or Gloo. Every failure to meet
+// ends with a message that says what is wrong (which ranks never arrived, address unreachable,
+// port in use) instead of a hang.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "ddp/context.hpp"
+
+namespace ddp {
+
+struct ProcessGroupOptions {
+  // How long ranks wait for each other at start-up, and for any collective after that.
+  // DDP_RENDEZVOUS_TIMEOUT / DDP_TIMEOUT (seconds) override the defaults.
+  std::chrono::milliseconds rendezvous_timeout = std::chrono::seconds(120);
+  std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  std::optional<std::string> backend;  // "nccl" | "gloo"; default: the contract's, else by GPUs
+};
+
+// An in-flight collective.
+class Pending {
+ public:
+  Pending();
+  Pending(Pending&&) noexcept;
+  Pending& operator=(Pending&&) noexcept;
+  ~Pending();
+  void wait();  // throws ddp::Error naming the operation when it failed or timed out
+  bool valid() const;
+
+ private:
+  friend class ProcessGroup;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class ProcessGroup {
+ public:
+  // Rendezvous and build the group. Throws ddp::Error.
+  static std::shared_ptr<ProcessGroup> create(const Context& context,
+                                              ProcessGroupOptions options = {});
+  ~ProcessGroup();
+
+  const Context& context() const { return context_; }
+  const std::string& backend_name() const { return backend_name_; }
+  // The device this rank computes on: cuda:LOCAL_RANK with NCCL, else CPU.
+  torch::Device device() const { return device_; }
+
+  // Sum over ranks, in place, asynchronously (flat, contiguous tensors on device()).
+  Pending allreduce_sum(torch::Tensor& tensor, const char* what);
+  // Rank `root`'s values to every rank, in place.
+  void broadcast(std::vector<torch::Tensor>& tensors, int root = 0);
+  void barrier();
+
+  // Metric helpers: the mean (or sum) over ranks of each value.
+  std::vector<double> mean(const std::vector<double>& values);
+  double mean(double value) { return mean(std::vector<double>{value}).front(); }
+  std::vector<double> sum(const std::vector<double>& values);
+
+  // Waits for every rank to reach this point, then releases the backend. Idempotent.
+  void shutdown();
+
+  struct Native;  // the LibTorch objects, hidden from users of this header
+
+ private:
+  ProcessGroup(const Context& context, std::string backend, torch::Device device,
+               std::unique_ptr<Native> native, std::chrono::milliseconds timeout);
+  Context context_;
+  std::string backend_name_;
+  torch::Device device_;
+  std::unique_ptr<Native> native_;
+  std::chrono::milliseconds timeout_;
+  bool shut_down_ = false;
+};
+
+}  // namespace ddp

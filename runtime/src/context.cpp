@@ -1,0 +1,155 @@
+#include "ddp/context.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "contract_read.hpp"
+#include "ddp/env_contract.hpp"
+#include "ddp/error.hpp"
+#include "parse.hpp"
+
+namespace ddp {
+namespace {
+
+namespace c = ddp::contract;
+using detail::EnvReader;
+
+// torchrun's elastic agent sets this for every worker; inside an `srun --ddp` step it means
+// torchrun rewrote RANK and friends after the plugin, so its contract is the true one.
+constexpr const char* kTorchrunMarker = "TORCHELASTIC_RUN_ID";
+
+constexpr const char* kNoContract =
+    "no launcher contract found: none of DDP_LAUNCHER (srun --ddp), RANK (torchrun) or "
+    "SLURM_PROCID (srun) is set. Launch with `srun --ddp ...`, `torchrun --nproc-per-node=N "
+    "--no-python ./program`, or plain `srun ./program`; for one process by hand, "
+    "`torchrun --standalone --nproc-per-node=1 --no-python ./program`.";
+
+// Optional settings: an empty value means unset, as it does to NCCL and Gloo.
+std::optional<std::string> setting(const EnvReader& env, const char* name) {
+  auto value = env.get(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::string> read_backend(const EnvReader& env) {
+  auto backend = setting(env, c::kDdpBackend);
+  if (backend && *backend != c::backend_name(c::Backend::Nccl) &&
+      *backend != c::backend_name(c::Backend::Gloo))
+    env.fail(std::string(c::kDdpBackend) + "=" + plan::quoted(*backend) +
+             " is not a backend; allowed: nccl, gloo. Unset it to let the program choose.");
+  return backend;
+}
+
+// "ib0" or "eth0,eth1": Linux interface names are 1..15 bytes without spaces or '/'.
+std::optional<std::string> read_gloo_ifname(const EnvReader& env) {
+  constexpr const char* kName = "GLOO_SOCKET_IFNAME";
+  auto names = setting(env, kName);
+  if (!names) return names;
+  std::size_t length = 0;
+  bool bad = false;
+  for (char ch : *names + ",") {
+    if (ch == ',') {
+      bad = bad || length == 0 || length > 15;
+      length = 0;
+    } else {
+      bad = bad || static_cast<unsigned char>(ch) <= ' ' || ch == '/' || ch == 0x7f;
+      ++length;
+    }
+  }
+  if (bad)
+    env.fail(std::string(kName) + "=" + plan::quoted(*names) +
+             " is not a list of network interface names (1 to 15 characters each, no spaces "
+             "or '/'); e.g. ib0 or eth0,eth1. Run `ip link` on the node to see its names.");
+  return names;
+}
+
+std::optional<std::string> read_hostname(const EnvReader& env) {
+  if (auto name = setting(env, "SLURMD_NODENAME")) return name;
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return std::nullopt;
+  return std::string(buf);
+}
+
+ContractSource choose_source(const EnvLookup& env) {
+  const bool torchrun_inside = env(kTorchrunMarker).has_value();
+  if (env(c::kDdpLauncher) && !torchrun_inside) return ContractSource::Plugin;
+  if (env(c::kRank) || torchrun_inside) return ContractSource::Torchrun;
+  if (env("SLURM_PROCID")) return ContractSource::Slurm;
+  throw Error(kNoContract);
+}
+
+EnvReader reader_for(ContractSource source, const EnvLookup& env) {
+  switch (source) {
+    case ContractSource::Plugin: return detail::plugin_reader(env);
+    case ContractSource::Torchrun: return detail::torchrun_reader(env);
+    case ContractSource::Slurm: break;
+  }
+  return detail::slurm_reader(env);
+}
+
+detail::RawContract read(ContractSource source, const EnvReader& env) {
+  switch (source) {
+    case ContractSource::Plugin: return detail::read_plugin(env);
+    case ContractSource::Torchrun: return detail::read_torchrun(env);
+    case ContractSource::Slurm: break;
+  }
+  return detail::read_slurm(env);
+}
+
+}  // namespace
+
+const char* contract_source_name(ContractSource source) {
+  switch (source) {
+    case ContractSource::Plugin: return "spank_ddp";
+    case ContractSource::Torchrun: return "torchrun";
+    case ContractSource::Slurm: return "slurm";
+  }
+  return "unknown";
+}
+
+EnvLookup process_environment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (!value) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+Context Context::from_environment() { return from_environment(process_environment()); }
+
+Context Context::from_environment(const EnvLookup& env) {
+  if (!env) throw Error("Context::from_environment: the environment lookup is empty");
+  const ContractSource source = choose_source(env);
+  const EnvReader reader = reader_for(source, env);
+  const detail::RawContract raw = read(source, reader);
+  detail::check_consistent(reader, raw);
+
+  Context ctx;
+  ctx.source = raw.source;
+  ctx.rank = static_cast<int>(raw.rank.value);
+  ctx.local_rank = static_cast<int>(raw.local_rank.value);
+  ctx.world_size = static_cast<int>(raw.world_size.value);
+  ctx.local_world_size = static_cast<int>(raw.local_world_size.value);
+  ctx.node_rank = static_cast<int>(raw.node_rank.value);
+  ctx.nodes = static_cast<int>(raw.nodes.value);
+  ctx.master_addr = raw.master_addr;
+  ctx.master_port = raw.master_port;
+  ctx.backend = read_backend(reader);
+  ctx.gloo_ifname = read_gloo_ifname(reader);
+  ctx.hostname_hint = read_hostname(reader);
+  return ctx;
+}
+
+std::string Context::describe() const {
+  // An IPv6 address needs brackets before ":port".
+  const bool v6 = master_addr.find(':') != std::string::npos;
+  const std::string addr = v6 ? "[" + master_addr + "]" : master_addr;
+  return "rank " + std::to_string(rank) + "/" + std::to_string(world_size) + " (local " +
+         std::to_string(local_rank) + "/" + std::to_string(local_world_size) + ", node " +
+         std::to_string(node_rank) + "/" + std::to_string(nodes) + ") master " + addr + ":" +
+         std::to_string(master_port) + " via " + contract_source_name(source);
+}
+
+}  // namespace ddp

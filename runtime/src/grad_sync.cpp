@@ -1,0 +1,184 @@
+#include "ddp/grad_sync.hpp"
+
+#include <mutex>
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include "ddp/error.hpp"
+
+namespace ddp {
+
+struct Bucket {
+  std::vector<std::size_t> params;  // indices into State::params
+  std::vector<std::int64_t> offsets;
+  torch::Tensor flat;
+  std::size_t pending = 0;  // parameters whose gradient has not arrived this step
+  Pending work;
+  bool launched = false;
+};
+
+struct GradientSynchronizer::State {
+  std::vector<torch::Tensor> params;
+  std::vector<std::size_t> bucket_of;  // param index -> bucket index
+  std::vector<bool> ready;             // param index -> gradient copied this step
+  std::vector<Bucket> buckets;
+  std::size_t next_launch = 0;
+  std::shared_ptr<ProcessGroup> group;
+  GradSyncOptions options;
+  GradSyncStats stats;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep the hooks alive
+  std::mutex mutex;
+
+  torch::Tensor slot(const Bucket& b, std::size_t i) {
+    const auto& p = params[b.params[i]];
+    return b.flat.narrow(0, b.offsets[i], p.numel()).view_as(p);
+  }
+
+  void copy_in(std::size_t p) {
+    Bucket& b = buckets[bucket_of[p]];
+    for (std::size_t i = 0; i < b.params.size(); ++i)
+      if (b.params[i] == p) {
+        const auto& grad = params[p].grad();
+        if (grad.defined())
+          slot(b, i).copy_(grad);
+        else
+          slot(b, i).zero_();
+      }
+    ready[p] = true;
+    --b.pending;
+  }
+
+  // Start every full bucket whose predecessors have started: the same order on every rank.
+  void launch_ready() {
+    while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
+      Bucket& b = buckets[next_launch++];
+      b.work = group->allreduce_sum(b.flat, "gradients");
+      b.launched = true;
+    }
+  }
+
+  void on_gradient(std::size_t p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ready[p]) return;  // a second backward through the same graph before finish()
+    copy_in(p);
+    launch_ready();
+  }
+};
+
+namespace {
+
+void assign_buckets(GradientSynchronizer::State& s) {
+  const std::size_t n = s.params.size();
+  s.bucket_of.assign(n, 0);
+  Bucket current;
+  std::size_t bytes = 0;
+  auto close = [&] {
+    if (current.params.empty()) return;
+    const auto& first = s.params[current.params.front()];
+    std::int64_t numel = 0;
+    for (std::size_t i = 0; i < current.params.size(); ++i) {
+      current.offsets.push_back(numel);
+      numel += s.params[current.params[i]].numel();
+      s.bucket_of[current.params[i]] = s.buckets.size();
+    }
+    current.flat = torch::zeros({numel}, first.options());
+    s.buckets.push_back(std::move(current));
+    current = Bucket();
+    bytes = 0;
+  };
+  for (std::size_t k = n; k-- > 0;) {
+    const auto& p = s.params[k];
+    // A bucket holds one dtype on one device: it is reduced as one flat tensor.
+    if (!current.params.empty()) {
+      const auto& first = s.params[current.params.front()];
+      if (first.scalar_type() != p.scalar_type() || first.device() != p.device()) close();
+    }
+    current.params.push_back(k);
+    bytes += static_cast<std::size_t>(p.numel()) * p.element_size();
+    if (bytes >= s.options.bucket_bytes) close();
+  }
+  close();
+}
+
+void reset_step(GradientSynchronizer::State& s) {
+  s.ready.assign(s.params.size(), false);
+  for (auto& b : s.buckets) {
+    b.pending = b.params.size();
+    b.launched = false;
+  }
+  s.next_launch = 0;
+}
+
+}  // namespace
+
+GradientSynchronizer::GradientSynchronizer(std::vector<torch::Tensor> parameters,
+                                           std::shared_ptr<ProcessGroup> group,
+                                           GradSyncOptions options)
+    : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  s.group = std::move(group);
+  s.options = options;
+  for (auto& p : parameters)
+    if (p.requires_grad()) s.params.push_back(p);
+  if (s.params.empty()) throw Error("GradientSynchronizer: no parameter requires a gradient");
+  for (const auto& p : s.params)
+    if (p.device() != s.group->device())
+      throw Error("GradientSynchronizer: a parameter lives on " + p.device().str() +
+                  " but the process group reduces on " + s.group->device().str() +
+                  "; move the model there first");
+  assign_buckets(s);
+  reset_step(s);
+  s.stats.buckets = s.buckets.size();
+  if (!options.overlap) return;
+  std::weak_ptr<State> weak = state_;
+  for (std::size_t i = 0; i < s.params.size(); ++i) {
+    auto acc = torch::autograd::impl::grad_accumulator(s.params[i]);
+    // The hook runs after the accumulator has written .grad(). It holds the state weakly: a
+    // model that outlives its synchronizer keeps working, unsynchronized.
+    acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [weak, i](const torch::autograd::variable_list& outputs,
+                  const torch::autograd::variable_list&) {
+          if (auto state = weak.lock()) state->on_gradient(i);
+          return outputs;
+        }));
+    s.accumulators.push_back(std::move(acc));
+  }
+}
+
+GradientSynchronizer::~GradientSynchronizer() = default;
+
+void GradientSynchronizer::broadcast_from_main(std::vector<torch::Tensor> tensors) {
+  torch::NoGradGuard no_grad;
+  state_->group->broadcast(tensors, 0);
+}
+
+void GradientSynchronizer::finish() {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  torch::NoGradGuard no_grad;
+  // Gradients that never arrived (parameters unused this step, or overlap off) go in now.
+  for (std::size_t p = 0; p < s.params.size(); ++p)
+    if (!s.ready[p]) s.copy_in(p);
+  s.launch_ready();
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& b : s.buckets) b.work.wait();
+  s.stats.wait_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double scale = 1.0 / s.group->context().world_size;
+  for (auto& b : s.buckets) {
+    b.flat.mul_(scale);
+    for (std::size_t i = 0; i < b.params.size(); ++i) {
+      auto& param = s.params[b.params[i]];
+      if (param.grad().defined())
+        param.mutable_grad().copy_(s.slot(b, i));
+      else
+        param.mutable_grad() = s.slot(b, i).clone();
+    }
+  }
+  reset_step(s);
+}
+
+GradSyncStats GradientSynchronizer::stats() const { return state_->stats; }
+
+}  // namespace ddp

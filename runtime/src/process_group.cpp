@@ -1,0 +1,225 @@
+#include "ddp/process_group.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "torch_compat.hpp"
+#include "ddp/error.hpp"
+#include "rendezvous.hpp"
+#ifdef USE_C10D_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace ddp {
+
+struct ProcessGroup::Native {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<compat::Backend> backend;
+};
+
+struct Pending::Impl {
+  c10::intrusive_ptr<compat::Work> work;
+  std::string what;
+  std::chrono::milliseconds timeout;
+};
+
+Pending::Pending() = default;
+Pending::Pending(Pending&&) noexcept = default;
+Pending& Pending::operator=(Pending&&) noexcept = default;
+Pending::~Pending() = default;
+bool Pending::valid() const { return impl_ != nullptr; }
+
+void Pending::wait() {
+  if (!impl_) return;
+  try {
+    impl_->work->wait(impl_->timeout);
+  } catch (const std::exception& e) {
+    throw Error(impl_->what + " failed: " + compat::message_of(e) +
+                " (a rank probably died, or the network between ranks broke)");
+  }
+  impl_.reset();
+}
+
+namespace {
+
+std::chrono::milliseconds env_seconds(const char* name, std::chrono::milliseconds fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (*end != '\0' || !(s > 0) || s > 7 * 24 * 3600)
+    throw Error(std::string(name) + "='" + v + "' is not a time-out; give seconds, e.g. 300");
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+bool cuda_usable() {
+#ifdef USE_C10D_NCCL
+  return torch::cuda::is_available();
+#else
+  return false;
+#endif
+}
+
+// The backend: asked for explicitly > the launcher's decision > what the machine can do. The
+// launcher's "nccl" on a node without usable CUDA (a CPU build of LibTorch) becomes Gloo with a
+// warning; an explicit request that cannot work is an error.
+std::string choose_backend(const Context& c, const ProcessGroupOptions& o) {
+  if (o.backend) {
+    if (*o.backend != "nccl" && *o.backend != "gloo")
+      throw Error("backend '" + *o.backend + "' is unknown; use nccl or gloo");
+    if (*o.backend == "nccl" && !cuda_usable())
+      throw Error("backend nccl needs CUDA, and this program's LibTorch has no usable CUDA/NCCL; "
+                  "use gloo, or build against a CUDA LibTorch");
+    return *o.backend;
+  }
+  if (c.backend && *c.backend == "nccl" && !cuda_usable()) {
+    if (c.is_main())
+      std::cerr << "[ddp] warning: the launcher chose nccl (DDP_BACKEND), but this program has "
+                   "no usable CUDA; using gloo\n";
+    return "gloo";
+  }
+  if (c.backend) return *c.backend;
+  return cuda_usable() ? "nccl" : "gloo";
+}
+
+c10::intrusive_ptr<compat::Backend> make_gloo(const Context& c,
+                                              const c10::intrusive_ptr<c10d::Store>& store,
+                                              std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  try {
+    options->devices.push_back(
+        c.gloo_ifname ? c10d::ProcessGroupGloo::createDeviceForInterface(*c.gloo_ifname)
+                      : c10d::ProcessGroupGloo::createDefaultDevice());
+  } catch (const std::exception& e) {
+    throw Error(std::string("cannot open the Gloo network device") +
+                (c.gloo_ifname ? " on GLOO_SOCKET_IFNAME=" + *c.gloo_ifname : std::string()) +
+                ": " + compat::message_of(e) + ". Fix: set GLOO_SOCKET_IFNAME to an interface of this node "
+                "that is up (see `ip addr`)");
+  }
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, c.rank, c.world_size, options);
+}
+
+#ifdef USE_C10D_NCCL
+c10::intrusive_ptr<compat::Backend> make_nccl(const Context& c,
+                                              const c10::intrusive_ptr<c10d::Store>& store,
+                                              std::chrono::milliseconds timeout) {
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(c.local_rank));
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, c.rank, c.world_size, options);
+}
+#endif
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
+  o.rendezvous_timeout = env_seconds("DDP_RENDEZVOUS_TIMEOUT", o.rendezvous_timeout);
+  o.timeout = env_seconds("DDP_TIMEOUT", o.timeout);
+  const std::string backend = choose_backend(c, o);
+  if (backend == "nccl" && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
+    throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
+                std::to_string(torch::cuda::device_count()) +
+                " CUDA device(s); give each node one task per GPU (--ddp-gpus)");
+
+  auto native = std::make_unique<Native>();
+  native->store = detail::rendezvous(c, o.rendezvous_timeout);
+  try {
+#ifdef USE_C10D_NCCL
+    if (backend == "nccl") native->backend = make_nccl(c, native->store, o.timeout);
+#endif
+    if (!native->backend) native->backend = make_gloo(c, native->store, o.timeout);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("cannot build the " + backend + " process group: " + compat::message_of(e));
+  }
+  const torch::Device device = backend == "nccl"
+                                   ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.local_rank))
+                                   : torch::Device(torch::kCPU);
+  return std::shared_ptr<ProcessGroup>(
+      new ProcessGroup(c, backend, device, std::move(native), o.timeout));
+}
+
+ProcessGroup::ProcessGroup(const Context& context, std::string backend, torch::Device device,
+                           std::unique_ptr<Native> native, std::chrono::milliseconds timeout)
+    : context_(context),
+      backend_name_(std::move(backend)),
+      device_(device),
+      native_(std::move(native)),
+      timeout_(timeout) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+Pending ProcessGroup::allreduce_sum(torch::Tensor& tensor, const char* what) {
+  if (!native_) throw Error(std::string(what) + ": the process group was shut down");
+  std::vector<at::Tensor> tensors{tensor};
+  Pending p;
+  p.impl_ = std::make_unique<Pending::Impl>();
+  p.impl_->what = std::string("all-reduce of ") + what;
+  p.impl_->timeout = timeout_;
+  try {
+    p.impl_->work = native_->backend->allreduce(tensors, c10d::AllreduceOptions());
+  } catch (const std::exception& e) {
+    throw Error(p.impl_->what + " could not start: " + compat::message_of(e));
+  }
+  return p;
+}
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
+  if (!native_) throw Error("broadcast: the process group was shut down");
+  // c10d reads a list as one tensor per device; send each dtype's tensors as one flat buffer.
+  std::map<c10::ScalarType, std::vector<torch::Tensor>> by_type;
+  for (auto& t : tensors) by_type[t.scalar_type()].push_back(t);
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  for (auto& [type, group] : by_type) {
+    std::vector<torch::Tensor> flat_parts;
+    for (auto& t : group) flat_parts.push_back(t.detach().reshape({-1}).to(device_));
+    std::vector<at::Tensor> flat{torch::cat(flat_parts)};
+    try {
+      native_->backend->broadcast(flat, options)->wait(timeout_);
+    } catch (const std::exception& e) {
+      throw Error(std::string("broadcast from rank ") + std::to_string(root) + " failed: " +
+                  compat::message_of(e) + " (a rank probably died)");
+    }
+    std::int64_t offset = 0;
+    for (auto& t : group) {
+      torch::NoGradGuard no_grad;
+      t.copy_(flat[0].narrow(0, offset, t.numel()).view_as(t));
+      offset += t.numel();
+    }
+  }
+}
+
+void ProcessGroup::barrier() {
+  if (!native_) throw Error("barrier: the process group was shut down");
+  try {
+    native_->backend->barrier(c10d::BarrierOptions())->wait(timeout_);
+  } catch (const std::exception& e) {
+    throw Error(std::string("barrier failed: ") + compat::message_of(e) + " (a rank probably died)");
+  }
+}
+
+std::vector<double> ProcessGroup::sum(const std::vector<double>& values) {
+  auto t = torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64)).to(device_);
+  allreduce_sum(t, "metrics").wait();
+  t = t.cpu();
+  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+}
+
+std::vector<double> ProcessGroup::mean(const std::vector<double>& values) {
+  auto out = sum(values);
+  for (auto& v : out) v /= context_.world_size;
+  return out;
+}
+
+void ProcessGroup::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Rank 0 serves the store: it must not leave while others still talk to it.
+  barrier();
+  native_.reset();
+}
+
+}  // namespace ddp

@@ -1,0 +1,121 @@
+#include "rendezvous.hpp"
+
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "torch_compat.hpp"
+#include "ddp/error.hpp"
+
+namespace ddp::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string where(const Context& c) {
+  return c.master_addr + ":" + std::to_string(c.master_port);
+}
+
+std::string this_host(const Context& c) {
+  if (c.hostname_hint) return *c.hostname_hint;
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "this node";
+}
+
+std::string seconds(std::chrono::milliseconds d) {
+  std::ostringstream s;
+  s << static_cast<double>(d.count()) / 1000.0;
+  return s.str();
+}
+
+c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = c.master_port;
+  options.isServer = c.rank == 0;
+  options.numWorkers = static_cast<std::size_t>(c.world_size);
+  options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
+  options.timeout = timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(c.master_addr, options);
+  } catch (const std::exception& e) {
+    std::ostringstream msg;
+    if (c.rank == 0)
+      msg << "rank 0 could not open the rendezvous on port " << c.master_port
+          << " (MASTER_PORT) on " << this_host(c) << ": " << compat::message_of(e)
+          << ". If the port is in use by another process, choose another one (--ddp-port, or "
+             "MASTER_PORT)";
+    else
+      msg << "rank " << c.rank << " on " << this_host(c) << " could not reach the rendezvous at "
+          << where(c) << " (MASTER_ADDR:MASTER_PORT) within " << seconds(timeout)
+          << " s: " << compat::message_of(e) << ". Check that rank 0 started, and that MASTER_ADDR resolves "
+          << "to an address this node can reach";
+    throw Error(msg.str());
+  }
+}
+
+std::string key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
+
+// Who is missing, and where the others are, for the time-out message.
+std::string missing_report(c10d::Store& store, const Context& c, std::chrono::milliseconds timeout) {
+  std::ostringstream missing, arrived;
+  for (int r = 0; r < c.world_size; ++r) {
+    if (store.check({key(r)})) {
+      const auto h = store.get(key(r));
+      arrived << (arrived.tellp() > 0 ? ", " : "") << r << " on " << std::string(h.begin(), h.end());
+    } else {
+      missing << (missing.tellp() > 0 ? ", " : "") << r;
+    }
+  }
+  return "rank(s) " + missing.str() + " of " + std::to_string(c.world_size) +
+         " never arrived at the rendezvous " + where(c) + " within " + seconds(timeout) +
+         " s (arrived: " + arrived.str() +
+         "). Check that every task started, and the job's output of the missing ones";
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::milliseconds timeout) {
+  auto store = connect(c, timeout);
+  // Rank 0 serves the store and decides the time-out; the others wait a little longer so that
+  // they hear its verdict (which ranks are missing) instead of only seeing the store vanish.
+  constexpr auto kGrace = std::chrono::seconds(3);
+  const auto deadline = std::chrono::steady_clock::now() + timeout + (c.rank == 0 ? 0s : kGrace);
+  try {
+    const std::string host = this_host(c);
+    store->set(key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+    store->add("ddp/arrivals", 1);
+    while (store->add("ddp/arrivals", 0) < c.world_size) {
+      if (c.rank != 0 && store->check({"ddp/failed"})) {
+        store->add("ddp/acks", 1);
+        const auto m = store->get("ddp/failed");
+        throw Error(std::string(m.begin(), m.end()));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        const std::string report = missing_report(*store, c, timeout);
+        if (c.rank == 0) {
+          store->set("ddp/failed", std::vector<std::uint8_t>(report.begin(), report.end()));
+          // Keep serving until every rank that arrived has read the verdict (or the grace ends).
+          const auto arrived = store->add("ddp/arrivals", 0);
+          const auto until = std::chrono::steady_clock::now() + kGrace;
+          while (store->add("ddp/acks", 0) < arrived - 1 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        throw Error(report);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("lost the rendezvous at " + where(c) + " while waiting for the other ranks: " +
+                compat::message_of(e) + ". Rank 0 (which serves it) probably ended");
+  }
+  return store;
+}
+
+}  // namespace ddp::detail

@@ -1,0 +1,62 @@
+// The LibTorch calls libddp makes whose spelling differs between the versions it builds against
+// (Debian's 1.13 and current 2.x). Branch on TORCH_VERSION_MAJOR here and nowhere else.
+#pragma once
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/randperm.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if TORCH_VERSION_MAJOR < 1 || (TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR < 13)
+#error "libddp needs LibTorch 1.13 or newer"
+#endif
+
+namespace ddp::detail {
+
+// The generator `torch.Generator().manual_seed(seed)` makes in Python: a CPU mt19937 seeded with
+// `seed` (1.13 and 2.x alike keep only its low 32 bits).
+inline at::Generator seeded_cpu_generator(std::uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+// Python's `torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()`. The ATen
+// op is the one torch::randperm wraps for autograd, which an index list does not need.
+// randperm's optional generator is c10::optional in 1.13 and std::optional in 2.x; an
+// at::Generator converts to either.
+inline std::vector<std::int64_t> randperm(std::int64_t n, std::uint64_t seed) {
+  const at::Tensor perm = at::randperm(n, seeded_cpu_generator(seed), at::kLong);
+  const std::int64_t* data = perm.data_ptr<std::int64_t>();
+  return std::vector<std::int64_t>(data, data + n);
+}
+
+}  // namespace ddp::detail
+
+namespace ddp::compat {
+
+// 2.x split c10d::ProcessGroup into a dispatcher over c10d::Backend implementations; both
+// versions still let us hold one concrete backend (Gloo or NCCL) and call it directly.
+#if TORCH_VERSION_MAJOR >= 2
+using Backend = c10d::Backend;
+#else
+using Backend = c10d::ProcessGroup;
+#endif
+
+using Work = c10d::Work;
+
+// LibTorch's errors carry a C++ backtrace in what(); users need the message only.
+inline std::string message_of(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+  return e.what();
+}
+
+}  // namespace ddp::compat

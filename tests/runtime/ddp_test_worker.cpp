@@ -1,0 +1,101 @@
+// One rank of a multi-process runtime test, started by multiprocess_test.cpp with a torchrun-style
+// environment. Exit status 0 = the scenario held; the output says what was seen.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "ddp/context.hpp"
+#include "ddp/error.hpp"
+#include "ddp/grad_sync.hpp"
+#include "ddp/process_group.hpp"
+
+namespace {
+
+// A model without batch norm, in double precision so that "equal" can mean 1e-6.
+struct Net : torch::nn::Module {
+  Net() {
+    fc1 = register_module("fc1", torch::nn::Linear(20, 32));
+    fc2 = register_module("fc2", torch::nn::Linear(32, 10));
+    unused = register_parameter("unused", torch::ones({3}));  // never in the graph
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::tanh(fc1(x))); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  torch::Tensor unused;
+};
+
+int grads(const ddp::Context& ctx, std::size_t bucket_bytes, bool overlap) {
+  constexpr int kPerRank = 8;
+  auto group = ddp::ProcessGroup::create(ctx);
+  torch::manual_seed(1000 + ctx.rank);  // every rank starts different: the broadcast must fix it
+  auto model = std::make_shared<Net>();
+  model->to(torch::kFloat64);
+  torch::manual_seed(0);
+  auto reference = std::make_shared<Net>();  // what rank 0 would have built with seed 0
+  reference->to(torch::kFloat64);
+  if (ctx.rank == 0)
+    for (std::size_t i = 0; i < model->parameters().size(); ++i)
+      model->parameters()[i].data().copy_(reference->parameters()[i].data());
+
+  ddp::GradientSynchronizer sync(model->parameters(), group, {bucket_bytes, overlap});
+  sync.broadcast_from_main(model->parameters());
+  torch::optim::SGD opt(model->parameters(), 0.1), ref_opt(reference->parameters(), 0.1);
+
+  double worst = 0;
+  for (int step = 0; step < 3; ++step) {
+    torch::manual_seed(77 + step);  // the same global batch on every rank
+    const auto x = torch::randn({kPerRank * ctx.world_size, 20}, torch::kFloat64);
+    const auto y = torch::randint(0, 10, {kPerRank * ctx.world_size}, torch::kLong);
+    const auto mine = torch::indexing::Slice(ctx.rank * kPerRank, (ctx.rank + 1) * kPerRank);
+
+    opt.zero_grad();
+    torch::nn::functional::cross_entropy(model->forward(x.index({mine})), y.index({mine})).backward();
+    sync.finish();
+    ref_opt.zero_grad();
+    torch::nn::functional::cross_entropy(reference->forward(x), y).backward();
+
+    for (std::size_t i = 0; i < model->parameters().size(); ++i) {
+      auto got = model->parameters()[i].grad();
+      auto want = reference->parameters()[i].grad();
+      if (!want.defined()) want = torch::zeros_like(model->parameters()[i]);
+      if (!got.defined()) {
+        std::printf("rank %d step %d: parameter %zu has no gradient\n", ctx.rank, step, i);
+        return 1;
+      }
+      worst = std::max(worst, (got - want).abs().max().item<double>());
+    }
+    opt.step();
+    ref_opt.step();
+  }
+  std::printf("rank %d grads buckets=%zu overlap=%d maxdiff=%.3g\n", ctx.rank, sync.stats().buckets,
+              overlap ? 1 : 0, worst);
+  group->shutdown();
+  return worst < 1e-6 ? 0 : 1;
+}
+
+int meet(const ddp::Context& ctx) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  const double mean_rank = group->mean(static_cast<double>(ctx.rank));
+  group->barrier();
+  std::printf("rank %d met %d ranks, mean rank %.2f\n", ctx.rank, ctx.world_size, mean_rank);
+  group->shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string scenario = argc > 1 ? argv[1] : "";
+  try {
+    const auto ctx = ddp::Context::from_environment();
+    if (scenario == "grads")
+      return grads(ctx, std::strtoul(argv[2], nullptr, 10), std::string(argv[3]) == "1");
+    if (scenario == "meet") return meet(ctx);
+    std::fprintf(stderr, "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet\n");
+    return 2;
+  } catch (const ddp::Error& e) {
+    std::fprintf(stderr, "ddp error: %s\n", e.what());
+    return 3;
+  }
+}

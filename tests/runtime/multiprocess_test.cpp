@@ -1,0 +1,191 @@
+// Multi-process tests of the runtime on Gloo over loopback: each test starts real worker
+// processes (ddp_test_worker) with a torchrun-style environment and checks what they report.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace {
+
+struct Result {
+  int status = -1;  // exit code, or -1 when killed
+  std::string output;
+  double seconds = 0;
+};
+
+// A port that was free a moment ago (loopback only).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Worker {
+  pid_t pid = -1;
+  std::string log;
+};
+
+// Starts rank `rank` of `world` with a clean environment: nothing from an outer Slurm job or
+// launcher may leak into the contract under test.
+Worker spawn(int rank, int world, const std::string& addr, int port,
+             const std::vector<std::string>& args, const std::map<std::string, std::string>& extra = {}) {
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/bin:/bin"}, {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_RANK", std::to_string(rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(world)}, {"MASTER_ADDR", addr},
+      {"MASTER_PORT", std::to_string(port)}, {"GLOO_SOCKET_IFNAME", "lo"},
+      {"OMP_NUM_THREADS", "1"}, {"DDP_RENDEZVOUS_TIMEOUT", "4"}, {"DDP_TIMEOUT", "20"}};
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> env_strings, argv_strings{DDP_TEST_WORKER};
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> envp, argvp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  for (auto& s : argv_strings) argvp.push_back(s.data());
+  envp.push_back(nullptr);
+  argvp.push_back(nullptr);
+
+  Worker w;
+  char tmpl[] = "/tmp/ddp-worker-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  w.log = tmpl;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fd, STDERR_FILENO);
+  posix_spawn(&w.pid, argvp[0], &actions, nullptr, argvp.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fd);
+  return w;
+}
+
+// Waits for every worker, killing (by its own PID) any still running after `limit` seconds.
+std::vector<Result> collect(std::vector<Worker>& workers, double limit = 60) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Result> results(workers.size());
+  std::vector<bool> done(workers.size(), false);
+  std::size_t remaining = workers.size();
+  while (remaining > 0) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      if (done[i]) continue;
+      int status = 0;
+      if (waitpid(workers[i].pid, &status, WNOHANG) == workers[i].pid) {
+        done[i] = true;
+        --remaining;
+        results[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        results[i].seconds = elapsed;
+      } else if (elapsed > limit) {
+        kill(workers[i].pid, SIGKILL);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    std::ifstream in(workers[i].log);
+    std::stringstream text;
+    text << in.rdbuf();
+    results[i].output = text.str();
+    unlink(workers[i].log.c_str());
+  }
+  return results;
+}
+
+std::vector<Result> run_ranks(int world, const std::vector<std::string>& args) {
+  const int port = free_port();
+  std::vector<Worker> workers;
+  for (int r = 0; r < world; ++r) workers.push_back(spawn(r, world, "127.0.0.1", port, args));
+  return collect(workers);
+}
+
+}  // namespace
+
+class GradientsMatchOneProcess : public ::testing::TestWithParam<std::tuple<int, int, bool>> {};
+
+TEST_P(GradientsMatchOneProcess, OverTheUnionOfTheRanksBatches) {
+  const auto [world, bucket_bytes, overlap] = GetParam();
+  const auto results =
+      run_ranks(world, {"grads", std::to_string(bucket_bytes), overlap ? "1" : "0"});
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("maxdiff="), std::string::npos) << r.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gloo, GradientsMatchOneProcess,
+    ::testing::Values(std::make_tuple(2, 25 << 20, true),  // one bucket
+                      std::make_tuple(2, 512, true),       // many small buckets, overlapped
+                      std::make_tuple(3, 512, true), std::make_tuple(3, 2048, false)));
+
+TEST(Rendezvous, AllRanksMeetAndAgreeOnMetrics) {
+  const auto results = run_ranks(3, {"meet"});
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("met 3 ranks, mean rank 1.00"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Rendezvous, AMissingRankEndsEveryOtherRankWithItsNumber) {
+  const int port = free_port();
+  std::vector<Worker> workers{spawn(0, 3, "127.0.0.1", port, {"meet"}),
+                              spawn(1, 3, "127.0.0.1", port, {"meet"})};
+  for (const auto& r : collect(workers)) {
+    EXPECT_EQ(r.status, 3) << r.output;
+    EXPECT_NE(r.output.find("rank(s) 2 of 3 never arrived"), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 4 + 5) << "the configured time-out is 4 s";
+  }
+}
+
+TEST(Rendezvous, AnUnreachableMasterEndsWithAClearError) {
+  const int port = free_port();  // nobody listens there
+  std::vector<Worker> workers{spawn(1, 2, "127.0.0.1", port, {"meet"})};
+  const auto r = collect(workers).front();
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("rank 1 on "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("could not reach the rendezvous at 127.0.0.1:" + std::to_string(port)),
+            std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 4 + 5);
+}
+
+TEST(Rendezvous, APortInUseIsNamed) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  std::vector<Worker> workers{spawn(0, 2, "127.0.0.1", port, {"meet"})};
+  const auto r = collect(workers).front();
+  close(fd);
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("rank 0 could not open the rendezvous on port " + std::to_string(port)),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("already in use"), std::string::npos) << r.output;  // the OS error
+}
