@@ -1,0 +1,163 @@
+// Unit tests of ddp-cifar100's parts: the model is the reference's, augmentation does what the
+// reference's transforms do, the optimizer is PyTorch's SGD, checkpoints round-trip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <torch/torch.h>
+
+#include "augment.hpp"
+#include "checkpoint.hpp"
+#include "precision.hpp"
+#include "sgd.hpp"
+#include "wide_resnet.hpp"
+
+namespace tr = ddp::trainer;
+
+TEST(WideResNet, HasTheReferenceParameterCount) {
+  tr::WideResNet model(100, 1.0);
+  EXPECT_EQ(tr::parameter_count(*model), 17175444);
+}
+
+TEST(WideResNet, MapsABatchOfImagesToOneHundredLogits) {
+  tr::WideResNet model(100, 0.1);
+  model->eval();
+  const auto out = model->forward(torch::randn({2, 3, 32, 32}));
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{2, 100}));
+}
+
+TEST(WideResNet, ScaledShortcutsAreBiased1x1Convolutions) {
+  tr::ConvBlock scaled(16, 40, true), same(40, 40, false);
+  ASSERT_TRUE(scaled->shortcut);
+  EXPECT_TRUE(scaled->shortcut->bias.defined());
+  EXPECT_EQ(scaled->shortcut->weight.sizes(), (std::vector<int64_t>{40, 16, 1, 1}));
+  EXPECT_FALSE(same->shortcut);
+}
+
+TEST(Augment, FlipMirrorsOnlyTheChosenImages) {
+  const auto x = torch::arange(2 * 3 * 32 * 32).view({2, 3, 32, 32}).to(torch::kUInt8);
+  const auto out = tr::flip_where(x, torch::tensor({true, false}));
+  EXPECT_TRUE(out[0].equal(x[0].flip({2})));
+  EXPECT_TRUE(out[1].equal(x[1]));
+}
+
+TEST(Augment, CropOfThePaddedImageShiftsAndFillsWithZero) {
+  const auto x = torch::full({1, 3, 32, 32}, 7, torch::kUInt8);
+  // Offset (0,0): the top-left 4 rows and columns come from the zero padding.
+  auto out = tr::padded_crop(x, torch::tensor({0}), torch::tensor({0}));
+  EXPECT_EQ(out[0][0][3][10].item<int>(), 0);
+  EXPECT_EQ(out[0][0][4][4].item<int>(), 7);
+  // Offset (4,4): the image itself.
+  out = tr::padded_crop(x, torch::tensor({4}), torch::tensor({4}));
+  EXPECT_TRUE(out.equal(x));
+  // Offset (8,2): a shift up by 4 and right by 2, as torchvision's RandomCrop(32, padding=4).
+  const auto ramp = torch::arange(32 * 32).view({1, 1, 32, 32}).expand({1, 3, 32, 32}).remainder(251).to(torch::kUInt8).contiguous();
+  out = tr::padded_crop(ramp, torch::tensor({8}), torch::tensor({2}));
+  EXPECT_EQ(out[0][1][0][5].item<int>(), ramp[0][1][4][3].item<int>());
+  EXPECT_EQ(out[0][1][31][0].item<int>(), 0);  // bottom rows come from the padding
+}
+
+TEST(Augment, NormalizeUsesCifar100MeanAndStd) {
+  const auto x = torch::full({1, 3, 1, 1}, 255, torch::kUInt8);
+  const auto out = tr::normalize(x);
+  EXPECT_NEAR(out[0][0][0][0].item<float>(), (1 - 0.5071f) / 0.2675f, 1e-5);
+  EXPECT_NEAR(out[0][2][0][0].item<float>(), (1 - 0.4408f) / 0.2761f, 1e-5);
+}
+
+TEST(Augment, BatchKeepsShapeAndIsNormalizedFloat) {
+  const auto x = torch::randint(0, 256, {8, 3, 32, 32}).to(torch::kUInt8);
+  const auto out = tr::augment_and_normalize(x);
+  EXPECT_EQ(out.sizes(), x.sizes());
+  EXPECT_EQ(out.scalar_type(), torch::kFloat);
+}
+
+TEST(Sgd, MatchesPyTorchsSgdWithMomentumAndWeightDecay) {
+  torch::manual_seed(3);
+  auto a = torch::randn({5, 4}, torch::requires_grad());
+  auto b = a.detach().clone().requires_grad_();
+  tr::Sgd mine({a}, 0.1, 0.9, 5e-4);
+  torch::optim::SGD theirs({b}, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4));
+  for (int step = 0; step < 4; ++step) {
+    const auto g = torch::randn({5, 4});
+    mine.zero_grad();
+    theirs.zero_grad();
+    (a * g).sum().backward();
+    (b * g).sum().backward();
+    mine.step();
+    theirs.step();
+  }
+  EXPECT_TRUE(torch::allclose(a, b, 1e-6, 1e-7));
+}
+
+TEST(Sgd, AMaskedStepChangesNothingEvenWithInfiniteGradients) {
+  auto p = torch::ones({3}, torch::requires_grad());
+  tr::Sgd opt({p}, 0.1, 0.9, 5e-4);
+  (p * 2).sum().backward();
+  opt.step(torch::ones({}));
+  const auto after_one = p.detach().clone();
+  const auto buffer = opt.momentum_buffers()[0].clone();
+  opt.zero_grad();
+  (p * std::numeric_limits<float>::infinity()).sum().backward();
+  opt.step(torch::zeros({}));
+  EXPECT_TRUE(p.detach().equal(after_one));
+  EXPECT_TRUE(opt.momentum_buffers()[0].equal(buffer));
+}
+
+TEST(Precision, Fp16NeedsAGpuAndSaysSo) {
+  try {
+    tr::check_precision_supported(tr::Precision::Fp16, torch::kCPU);
+    FAIL() << "fp16 accepted on CPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("use fp32 or bf16"), std::string::npos);
+  }
+  EXPECT_THROW(tr::parse_precision("fp8"), std::invalid_argument);
+}
+
+TEST(Precision, Bf16AutocastRunsTheModelInBf16OnCpu) {
+  tr::WideResNet model(100, 0.05);
+  model->eval();
+  torch::Tensor out;
+  {
+    tr::AutocastScope scope(tr::Precision::Bf16, torch::kCPU);
+    out = model->forward(torch::randn({2, 3, 32, 32}));
+  }
+  EXPECT_EQ(out.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(model->forward(torch::randn({2, 3, 32, 32})).scalar_type(), torch::kFloat);
+}
+
+TEST(Checkpoint, RoundTripsModelOptimizerScalerAndProgress) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ddp-ckpt-" + std::to_string(getpid()));
+  tr::TrainOptions o;
+  o.width = 0.05;
+  torch::manual_seed(1);
+  tr::WideResNet a(100, o.width);
+  tr::Sgd opt_a(a->parameters(), 0.1, 0.9, 5e-4);
+  opt_a.momentum_buffers()[3].fill_(0.25);
+  tr::LossScaler scaler_a(tr::Precision::Fp32, torch::kCPU);
+  tr::Progress p{3, {0.1, 0.2, 0.3}, 12.5, 3000};
+  tr::save_checkpoint(dir.string(), a, opt_a, scaler_a, p, o);
+
+  torch::manual_seed(2);
+  tr::WideResNet b(100, o.width);
+  tr::Sgd opt_b(b->parameters(), 0.1, 0.9, 5e-4);
+  tr::LossScaler scaler_b(tr::Precision::Fp32, torch::kCPU);
+  const auto loaded = tr::load_checkpoint(dir.string(), b, opt_b, scaler_b, o);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->epochs_done, 3);
+  EXPECT_EQ(loaded->val_accuracy, (std::vector<double>{0.1, 0.2, 0.3}));
+  EXPECT_DOUBLE_EQ(loaded->total_images, 3000);
+  for (std::size_t i = 0; i < a->parameters().size(); ++i)
+    EXPECT_TRUE(a->parameters()[i].equal(b->parameters()[i]));
+  EXPECT_TRUE(opt_b.momentum_buffers()[3].eq(0.25).all().item<bool>());
+
+  o.width = 0.1;  // another model: refused, with the reason
+  tr::WideResNet c(100, o.width);
+  tr::Sgd opt_c(c->parameters(), 0.1, 0.9, 5e-4);
+  try {
+    tr::load_checkpoint(dir.string(), c, opt_c, scaler_b, o);
+    FAIL() << "a checkpoint of another width was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("different width"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,55 @@
+#include "options.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+namespace ddp::trainer {
+
+TrainOptions parse_options(int argc, char** argv) {
+  TrainOptions o;
+  CLI::App app{"CIFAR-100 WideResNet training with PyTorch DDP semantics, launched by spank_ddp, "
+               "torchrun or srun (the reference recipe of the PyTorch-on-Olivia guide)."};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--batch-size", o.batch_size, "global batch size (split over the ranks)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::Range(1, 100000));
+  app.add_option("--base-lr", o.base_lr, "SGD learning rate")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--target-accuracy", o.target_accuracy,
+                 "stop once the last --patience epochs all reach it")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--patience", o.patience, "epochs at the target before stopping")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--data-dir", o.data_dir, "where CIFAR-100's binary files are (or go)");
+  app.add_flag("--download", o.download, "fetch the official archive if it is not there");
+  app.add_option("--download-url", o.download_url, "archive URL instead of the official one");
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, "fp32, fp16 (GPU, loss scaling) or bf16")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  app.add_option("--width", o.width, "scales the 160/320/640 channels; 1.0 = the reference model")
+      ->check(CLI::Range(0.01, 8.0));
+  app.add_option("--seed", o.seed, "seed of initialisation, shuffling and augmentation");
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "write a checkpoint each epoch and resume from the last one");
+  app.add_option("--metrics", o.metrics_file, "append one JSON line per epoch to this file");
+  app.add_flag("--augment-test", o.augment_test,
+               "augment test images as the reference does (default: evaluate them as they are)");
+  app.add_option("--max-train-samples", o.max_train_samples, "use only the first N training images")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-test-samples", o.max_test_samples, "use only the first N test images")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-steps", o.max_steps, "at most N steps per epoch")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads per rank (default: OMP_NUM_THREADS)")
+      ->check(CLI::Range(0, 4096));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
+  }
+  o.precision = parse_precision(precision);
+  return o;
+}
+
+}  // namespace ddp::trainer

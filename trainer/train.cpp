@@ -1,0 +1,197 @@
+#include "train.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "augment.hpp"
+#include "checkpoint.hpp"
+#include "ddp/grad_sync.hpp"
+#include "ddp/sampler.hpp"
+#include "precision.hpp"
+#include "sgd.hpp"
+#include "wide_resnet.hpp"
+
+namespace ddp::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Eval {
+  double loss = 0, accuracy = 0;
+};
+
+// Each test image is evaluated exactly once, by exactly one rank: contiguous shards.
+Eval evaluate(WideResNet& model, const DeviceData& data, const TrainOptions& o,
+              ProcessGroup& group) {
+  const auto& ctx = group.context();
+  const int64_t n = data.test_images.size(0);
+  const int64_t begin = n * ctx.rank / ctx.world_size, end = n * (ctx.rank + 1) / ctx.world_size;
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(1000, o.batch_size));
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const auto f = torch::TensorOptions().dtype(torch::kFloat64).device(group.device());
+  auto loss_sum = torch::zeros({}, f), correct = torch::zeros({}, f);
+  for (int64_t i = begin; i < end; i += chunk) {
+    const int64_t len = std::min(chunk, end - i);
+    auto x = data.test_images.narrow(0, i, len);
+    const auto y = data.test_labels.narrow(0, i, len);
+    x = o.augment_test ? augment_and_normalize(x) : normalize(x);
+    x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    torch::Tensor out;
+    {
+      AutocastScope autocast(o.precision, group.device());
+      out = model->forward(x);
+    }
+    out = out.to(torch::kFloat);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .to(torch::kFloat64);
+    correct += out.argmax(1).eq(y).sum().to(torch::kFloat64);
+  }
+  const auto totals = group.sum({loss_sum.item<double>(), correct.item<double>(),
+                                 static_cast<double>(end - begin)});
+  return {totals[0] / totals[2], totals[1] / totals[2]};
+}
+
+void append_metrics(const std::string& path, const nlohmann::json& line) {
+  std::ofstream out(path, std::ios::app);
+  out << line.dump() << "\n";
+}
+
+}  // namespace
+
+int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
+          const DeviceData& data, const Logger& log) {
+  const auto& ctx = group->context();
+  const torch::Device device = group->device();
+  const bool cuda = device.is_cuda();
+  check_precision_supported(o.precision, device);
+  if (o.batch_size < ctx.world_size)
+    throw std::invalid_argument("--batch-size " + std::to_string(o.batch_size) +
+                                " is smaller than the " + std::to_string(ctx.world_size) +
+                                " ranks; the global batch is split over them");
+  const int64_t per_rank = o.batch_size / ctx.world_size;
+
+  torch::manual_seed(o.seed);
+  WideResNet model(100, o.width);
+  model->to(device);
+  if (cuda) at::globalContext().setBenchmarkCuDNN(true);
+  // channels_last (NHWC) suits cuDNN's tensor-core kernels and oneDNN's CPU convolutions alike
+  // (measured here: forward+backward 1.15x faster on CPU).
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters())
+      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  auto params = model->parameters();
+  GradientSynchronizer sync(params, group);
+  std::vector<torch::Tensor> state = params;
+  for (auto& b : model->buffers()) state.push_back(b);
+  sync.broadcast_from_main(state);
+  Sgd optimizer(params, o.base_lr, 0.9, 5e-4);
+  LossScaler scaler(o.precision, device);
+
+  Progress progress;
+  if (!o.checkpoint_dir.empty())
+    if (auto resumed = load_checkpoint(o.checkpoint_dir, model, optimizer, scaler, o)) {
+      progress = *resumed;
+      log.info("Resuming from " + checkpoint_path(o.checkpoint_dir) + " after epoch " +
+               std::to_string(progress.epochs_done));
+    }
+
+  DistributedSampler sampler(data.train_images.size(0), ctx.world_size, ctx.rank, true, o.seed);
+  int64_t steps = sampler.num_samples() / per_rank;  // the reference's loader drops the last
+  if (o.max_steps > 0) steps = std::min(steps, o.max_steps);
+  if (steps == 0)
+    throw std::invalid_argument("each rank has " + std::to_string(sampler.num_samples()) +
+                                " training images, fewer than one batch of " +
+                                std::to_string(per_rank) + "; lower --batch-size");
+
+  for (int epoch = progress.epochs_done; epoch < o.epochs; ++epoch) {
+    sampler.set_epoch(epoch);
+    // Augmentation draws depend on (seed, epoch, rank) only: a resumed run repeats them.
+    torch::manual_seed(o.seed * 1000003ULL + static_cast<uint64_t>(epoch) * 1009ULL +
+                       static_cast<uint64_t>(ctx.rank));
+    const auto order = torch::tensor(sampler.indices(), torch::kLong).to(device);
+    model->train();
+    const auto t0 = Clock::now();
+    for (int64_t s = 0; s < steps; ++s) {
+      const auto idx = order.narrow(0, s * per_rank, per_rank);
+      auto x = augment_and_normalize(data.train_images.index_select(0, idx));
+      x = x.contiguous(at::MemoryFormat::ChannelsLast);
+      const auto y = data.train_labels.index_select(0, idx);
+      optimizer.zero_grad();
+      torch::Tensor loss;
+      {
+        AutocastScope autocast(o.precision, device);
+        loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+      }
+      scaler.scale(loss).backward();
+      sync.finish();
+      if (scaler.enabled())
+        optimizer.step(scaler.unscale_and_update(params));
+      else
+        optimizer.step();
+    }
+    group->barrier();
+    if (cuda) torch::cuda::synchronize();
+    const double epoch_time = since(t0);
+    const double images = static_cast<double>(steps * o.batch_size);
+    progress.total_time += epoch_time;
+    progress.total_images += images;
+
+    const Eval v = evaluate(model, data, o, *group);
+    progress.val_accuracy.push_back(v.accuracy);
+    progress.epochs_done = epoch + 1;
+    if (ctx.is_main()) {
+      std::printf("Epoch %d/%d completed in %.3f seconds\n", epoch + 1, o.epochs, epoch_time);
+      std::printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", v.loss, v.accuracy);
+      std::printf("Epoch Throughput: %.3f images/second\n", images / epoch_time);
+      std::fflush(stdout);
+      if (!o.metrics_file.empty())
+        append_metrics(o.metrics_file, {{"epoch", epoch + 1},
+                                        {"epoch_time", epoch_time},
+                                        {"val_loss", v.loss},
+                                        {"val_accuracy", v.accuracy},
+                                        {"throughput", images / epoch_time},
+                                        {"loss_scale", scaler.current_scale()}});
+      if (!o.checkpoint_dir.empty())
+        save_checkpoint(o.checkpoint_dir, model, optimizer, scaler, progress, o);
+    }
+    // Early stopping exactly as the reference: the last `patience` epochs all at the target.
+    const auto& acc = progress.val_accuracy;
+    if (static_cast<int>(acc.size()) >= o.patience &&
+        std::all_of(acc.end() - o.patience, acc.end(),
+                    [&](double a) { return a >= o.target_accuracy; })) {
+      if (ctx.is_main())
+        std::printf("Target accuracy reached. Early stopping after epoch %d.\n", epoch + 1);
+      break;
+    }
+  }
+  if (ctx.is_main()) {
+    const bool gpus = cuda;
+    std::printf("\nTraining Summary:\n");
+    std::printf("Total training time: %.3f seconds\n", progress.total_time);
+    std::printf("Throughput: %.3f images/second\n",
+                progress.total_time > 0 ? progress.total_images / progress.total_time : 0.0);
+    std::printf("Number of nodes: %d\n", ctx.nodes);
+    if (gpus) {
+      std::printf("Number of GPUs per node: %d\n", ctx.local_world_size);
+      std::printf("Total GPUs used: %d\n", ctx.world_size);
+    } else {
+      std::printf("Number of GPUs per node: 0 (%d CPU ranks per node)\n", ctx.local_world_size);
+      std::printf("Total GPUs used: 0 (%d CPU ranks)\n", ctx.world_size);
+    }
+    std::printf("Training completed successfully.\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace ddp::trainer

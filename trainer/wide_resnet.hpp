@@ -1,0 +1,39 @@
+// The reference "WideResNet" of the PyTorch-on-Olivia guide, layer for layer (not Zagoruyko's
+// WRN): cbr = 3x3 conv (no bias) -> batch norm -> ReLU; a block is cbr, dropout 0.01, cbr, plus a
+// shortcut that is a biased 1x1 conv when the width changes. `width` scales the 160/320/640
+// channels (1.0 = the reference, 17,175,444 parameters); small values make CPU tests fast.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace ddp::trainer {
+
+// conv 3x3 (padding 'same', no bias) -> batch norm -> ReLU.
+struct CbrImpl : torch::nn::Module {
+  CbrImpl(int64_t in, int64_t out);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+};
+TORCH_MODULE(Cbr);
+
+struct ConvBlockImpl : torch::nn::Module {
+  ConvBlockImpl(int64_t in, int64_t out, bool scale);
+  torch::Tensor forward(const torch::Tensor& x);
+  Cbr layer1{nullptr}, layer2{nullptr};
+  torch::nn::Dropout dropout{nullptr};
+  torch::nn::Conv2d shortcut{nullptr};  // null: identity
+};
+TORCH_MODULE(ConvBlock);
+
+struct WideResNetImpl : torch::nn::Module {
+  explicit WideResNetImpl(int64_t num_classes = 100, double width = 1.0);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Sequential features{nullptr};
+  torch::nn::Linear classifier{nullptr};
+};
+TORCH_MODULE(WideResNet);
+
+int64_t parameter_count(torch::nn::Module& module);
+
+}  // namespace ddp::trainer
