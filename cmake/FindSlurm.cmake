@@ -13,6 +13,20 @@ if(SLURM_INCLUDE_DIR AND EXISTS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h")
   file(STRINGS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h" _slurm_ver
        REGEX "^#define SLURM_VERSION_STRING ")
   string(REGEX REPLACE ".*\"([0-9.]+).*" "\\1" Slurm_VERSION "${_slurm_ver}")
+  # Debian's header has only SLURM_VERSION_NUMBER 0xMMmmuu (0x160508: 22.05.8).
+  if(NOT Slurm_VERSION)
+    file(STRINGS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h" _slurm_num
+         REGEX "^#define SLURM_VERSION_NUMBER 0x[0-9a-fA-F]+")
+    if(_slurm_num MATCHES "0x([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])")
+      math(EXPR _major "0x${CMAKE_MATCH_1}")
+      math(EXPR _minor "0x${CMAKE_MATCH_2}")
+      math(EXPR _micro "0x${CMAKE_MATCH_3}")
+      if(_minor LESS 10)
+        set(_minor "0${_minor}")
+      endif()
+      set(Slurm_VERSION "${_major}.${_minor}.${_micro}")
+    endif()
+  endif()
 endif()
 
 include(FindPackageHandleStandardArgs)

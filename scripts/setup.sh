@@ -13,7 +13,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libspdlog-dev libgloo-dev                          # runtime: logging, Gloo collectives
   libtorch-dev python3-torch                         # LibTorch 1.13 (CPU) for libddp; torchrun-compatible test program
+  libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
   iproute2 util-linux procps                         # network namespaces for the test cluster
+  scdoc rpm                                          # man pages; the package check also builds the .rpm
 )
 
 missing=()
@@ -30,5 +32,6 @@ if ((${#missing[@]})); then
   apt-get install -y -qq "${missing[@]}"
 fi
 
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE"
+# Prefix /usr, as Debian packages it (multiarch libdir); tests/package/run.sh packages this tree.
+cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr
 cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -6,7 +6,7 @@ source "$(dirname "$0")/testlib.sh"
 source "$TESTS_DIR/lab-env.sh"
 
 mkdir -p "$WORK/profiles"
-cp "$TESTS_DIR/../../configs/profiles/"*.yaml "$WORK/profiles/"
+cp "${DDP_TEST_PROFILE_DIR:-$TESTS_DIR/../../configs/profiles}/"*.yaml "$WORK/profiles/"
 # The shipped Ethernet profile, adapted to the lab's node names: n2's interface has another name.
 cat >"$WORK/profiles/lab-ethernet.yaml" <<'YAML'
 name: lab-ethernet
