@@ -93,7 +93,7 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
   } else if (name == kOptVerbose) {
     options.verbose = true;
   } else {
-    throw PlanError(opt(name) + " is not an option of spank_ddp");
+    throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }
 }
 

@@ -49,6 +49,9 @@ std::vector<unsigned> parse_index_list(std::string_view what, std::string_view t
                                        unsigned max_index) {
   std::vector<unsigned> out;
   if (text.empty()) return out;
+  // Indices seen so far, so that a duplicate is found at once: "0-65535,0-65535,..." must not
+  // build billions of entries, nor compare each new index with every earlier one.
+  std::vector<bool> seen;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
@@ -63,11 +66,13 @@ std::vector<unsigned> parse_index_list(std::string_view what, std::string_view t
         throw PlanError(std::string(what) + "=" + quoted(text) + ": range " + quoted(item) +
                         " runs backwards; write it low-high");
     }
-    for (unsigned v = first; v <= last; ++v) {
-      if (std::find(out.begin(), out.end(), v) != out.end())
+    if (seen.size() <= last) seen.resize(static_cast<std::size_t>(last) + 1);
+    for (std::uint64_t v = first; v <= last; ++v) {
+      if (seen[v])
         throw PlanError(std::string(what) + "=" + quoted(text) + " lists " + std::to_string(v) +
                         " twice; each index may appear once");
-      out.push_back(v);
+      seen[v] = true;
+      out.push_back(static_cast<unsigned>(v));
     }
     start = comma + 1;
   }

@@ -1,6 +1,7 @@
 // The profile schema: which keys exist where, and what each value may be. Every check happens
 // at the node that holds the value, so a message points at the line to fix.
 #include <algorithm>
+#include <cstdint>
 
 #include "error.hpp"
 #include "hostlist.hpp"
@@ -32,13 +33,23 @@ std::string checked_name(const Field& f) {
   return value;
 }
 
-std::vector<std::string> hosts_of(const Field& f) {
+// `listed` counts the hosts of the file's lists so far: together they stay within kMaxHosts, so
+// that a file of many large lists cannot take slurmstepd's memory either.
+std::vector<std::string> hosts_of(const Field& f, std::uint64_t& listed) {
   const std::string list = f.text();
+  std::vector<std::string> hosts;
   try {
-    return expand_hostlist(f.key(), list);
+    hosts = expand_hostlist(f.key(), list);
   } catch (const PlanError& e) {
     f.fail(e.what(), "write a Slurm host list, e.g. \"gn[001-060]\" or \"node01,node03\"");
   }
+  listed += hosts.size();
+  if (listed > kMaxHosts)
+    f.fail(f.key() + " brings the hosts this file's lists name to more than " +
+               std::to_string(kMaxHosts) + ", more than any cluster has",
+           "name each node in few lists; a profile for a whole cluster needs no nodes entry "
+           "for every node");
+  return hosts;
 }
 
 // A non-empty list of distinct values, each passing `rule`.
@@ -105,13 +116,24 @@ void parse_binding(const Field& f, NodeSettings& s) {
 ProfileVariable parse_variable(const Field& f) {
   if (const auto r = profile_rules::variable_name(f.name()))
     f.fail_key("variable " + quoted(f.name()) + " " + r->problem, r->fix);
-  if (!f.is_map()) return {f.name(), f.text(), false};
+  // Linux refuses to start a program with a variable over 128 KiB (E2BIG): every task would fail.
+  constexpr std::size_t kMaxValue = 32 * 1024;
+  const auto text = [&](const Field& v) {
+    std::string s = v.text();
+    if (s.size() > kMaxValue)
+      v.fail("variable " + quoted(f.name()) + " is " + std::to_string(s.size()) +
+                 " bytes long; a value may be at most " + std::to_string(kMaxValue) +
+                 " bytes, and Linux starts no program with one over 128 KiB",
+             "shorten the value; put long settings in a file and name the file");
+    return s;
+  };
+  if (!f.is_map()) return {f.name(), text(f), false};
   const auto e = f.entries({"value", "force"});
   const auto value = find(e, "value");
   if (!value)
     f.fail(f.key() + " has no value", "write " + f.name() + ": {value: \"...\", force: true}");
   const auto force = find(e, "force");
-  return {f.name(), value->text(), force && force->boolean()};
+  return {f.name(), text(*value), force && force->boolean()};
 }
 
 void parse_settings(const std::vector<Field>& e, NodeSettings& s) {
@@ -121,14 +143,14 @@ void parse_settings(const std::vector<Field>& e, NodeSettings& s) {
     for (const Field& v : x->entries({})) s.env.push_back(parse_variable(v));
 }
 
-ProfileMatch parse_match(const Field& f) {
+ProfileMatch parse_match(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"cluster", "nodes"});
   ProfileMatch m;
   m.where = f.where();
   if (const auto x = find(e, "cluster")) m.cluster = checked(*x, profile_rules::cluster_name);
   if (const auto x = find(e, "nodes")) {
     m.nodes = x->text();
-    m.hosts = hosts_of(*x);
+    m.hosts = hosts_of(*x, listed);
   }
   if (m.empty())
     f.fail(f.key() + " is empty and would match every node",
@@ -155,7 +177,7 @@ void parse_rendezvous(const Field& f, Profile& p) {
     p.host_suffix = checked(*x, profile_rules::host_suffix);
 }
 
-NodeOverride parse_override(const Field& f) {
+NodeOverride parse_override(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"match", "network", "binding", "env"});
   const auto match = find(e, "match");
   if (!match)
@@ -164,7 +186,7 @@ NodeOverride parse_override(const Field& f) {
     f.fail(f.key() + " changes nothing", "give network, binding or env, or delete the entry");
   NodeOverride o;
   o.match = match->text();
-  o.hosts = hosts_of(*match);
+  o.hosts = hosts_of(*match, listed);
   o.where = f.where();
   parse_settings(e, o.settings);
   return o;
@@ -201,12 +223,13 @@ ProfileFile parse_profile_file(const std::string& path) {
     file.extends = checked_name(*x);
     file.extends_where = x->where();
   }
-  if (const auto x = find(e, "match")) p.match = parse_match(*x);
+  std::uint64_t listed = 0;
+  if (const auto x = find(e, "match")) p.match = parse_match(*x, listed);
   if (const auto x = find(e, "rendezvous")) parse_rendezvous(*x, p);
   parse_settings(e, p.settings);
   if (const auto x = find(e, "nodes")) {
     file.has_nodes = true;
-    for (const Field& item : x->items()) p.nodes.push_back(parse_override(item));
+    for (const Field& item : x->items()) p.nodes.push_back(parse_override(item, listed));
   }
   return file;
 }

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 #include "error.hpp"
 #include "parse.hpp"
@@ -73,6 +75,71 @@ std::string read_text(const std::string& path) {
   return text;
 }
 
+// Well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): what YAML
+// files are, and what JSON output and every tool that shows a value expects.
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;                   // continuation bytes
+    unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the first of them
+    if (c < 0x80) {
+      n = 0;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) lo = 0xa0;  // overlong
+      if (c == 0xed) hi = 0x9f;  // UTF-16 surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) lo = 0x90;  // overlong
+      if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (n >= s.size() - i) return false;  // cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// Where a document's first node is. yaml-cpp 0.7's LoadAll never returns on a document that
+// starts with ',' (its parser hands out the same empty document again and again, and LoadAll
+// keeps them all until memory runs out), so read_document counts at most two documents with
+// this and loads the first on its own.
+class DocumentStart : public YAML::EventHandler {
+ public:
+  YAML::Mark mark = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    first(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    first(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    first(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void first(const YAML::Mark& m) {
+    if (mark.is_null()) mark = m;
+  }
+};
+
 YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
   const std::size_t line_start = text.rfind('\n', offset);
   const auto line = std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n');
@@ -91,9 +158,23 @@ YAML::Node read_document(const std::string& path) {
   if (nul != std::string::npos)
     fail_file(position(path, mark_of_offset(text, nul)), "holds a NUL byte; a profile is text",
               "save the file as plain UTF-8 text");
-  std::vector<YAML::Node> docs;
+  std::vector<YAML::Mark> starts;  // of the first two documents
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    for (int i = 0; i < 2; ++i) {
+      DocumentStart start;
+      if (!parser.HandleNextDocument(start)) break;
+      starts.push_back(start.mark);
+    }
+    if (starts.size() == 2 && starts[0].pos == starts[1].pos) {
+      const auto pos = static_cast<std::size_t>(std::max(starts[1].pos, 0));
+      fail_file(position(path, starts[1]),
+                "is not valid YAML: " + quoted(text.substr(pos, 1)) + " cannot start a value",
+                "delete it, or write the list it belongs to in [...]");
+    }
+    if (!starts.empty()) doc = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     fail_file(position(path, e.mark),
               "nests deeper than YAML is read here; a profile nests at most 5 levels",
@@ -103,14 +184,14 @@ YAML::Node read_document(const std::string& path) {
               "correct the YAML at that point; quote values that hold ':', '#', '[', '{' or "
               "start with '*', '&', '!' or '%'");
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+  if (starts.empty() || (starts.size() == 1 && doc.IsNull()))
     fail_file(path, "is empty",
               "write at least `name: NAME`, where NAME is the file's name "
               "without .yaml");
-  if (docs.size() > 1)
-    fail_file(position(path, docs[1].Mark()), "holds more than one YAML document ('---')",
+  if (starts.size() > 1)
+    fail_file(position(path, starts[1]), "holds more than one YAML document ('---')",
               "keep one profile per file; delete the second document or move it to its own file");
-  return docs[0];
+  return doc;
 }
 
 Field::Field(std::string path, std::string key, std::string name, YAML::Node node, YAML::Mark mark,
@@ -155,6 +236,9 @@ std::string Field::text() const {
   if (s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
     fail(key_ + "=" + quoted(s) + " holds a line break or NUL; values are one line",
          "write the value on one line without \\n, \\r or \\0");
+  if (!valid_utf8(s))
+    fail(key_ + "=" + quoted(s) + " is not UTF-8 text",
+         "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8), or write the value in ASCII");
   return s;
 }
 

@@ -1,3 +1,5 @@
+#include <string_view>
+
 #include "contract_read.hpp"
 #include "parse.hpp"
 
@@ -12,6 +14,17 @@ void check_master_addr(const EnvReader& env, const std::string& name, const std:
     if (u <= ' ' || u == 0x7f)
       env.fail(name + "=" + plan::quoted(value) +
                " contains a space or control character; give one host name or IP address, "
+               "e.g. n001 or 10.0.0.1.");
+  }
+  // Host names are letters, digits, '-', '_' and '.'; IPv6 addresses add ':', '%' (the zone) and
+  // brackets. Anything else (';', '$', quotes...) names no host rank 0 could listen on.
+  for (char ch : value) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') ||
+                    std::string_view("-_.:%[]").find(ch) != std::string_view::npos;
+    if (!ok)
+      env.fail(name + "=" + plan::quoted(value) + " contains " + plan::quoted(std::string(1, ch)) +
+               ", which no host name or IP address holds; give one host name or IP address, "
                "e.g. n001 or 10.0.0.1.");
   }
 }

@@ -31,7 +31,8 @@ RawContract read_slurm(const EnvReader& env);     // contract_slurm.cpp
 
 // contract_checks.cpp: the rules every launcher's answer must pass.
 
-// A host name or address rank 0 listens on: not empty, no spaces or control characters.
+// A host name or address rank 0 listens on: not empty, only the characters of host names and
+// IP addresses (no spaces, control characters or shell metacharacters).
 void check_master_addr(const EnvReader& env, const std::string& name, const std::string& value);
 // A TCP port, 1..65535.
 std::uint16_t read_port(const EnvReader& env, const std::string& name);
