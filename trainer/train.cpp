@@ -175,13 +175,12 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
     }
   }
   if (ctx.is_main()) {
-    const bool gpus = cuda;
     std::printf("\nTraining Summary:\n");
     std::printf("Total training time: %.3f seconds\n", progress.total_time);
     std::printf("Throughput: %.3f images/second\n",
                 progress.total_time > 0 ? progress.total_images / progress.total_time : 0.0);
     std::printf("Number of nodes: %d\n", ctx.nodes);
-    if (gpus) {
+    if (cuda) {
       std::printf("Number of GPUs per node: %d\n", ctx.local_world_size);
       std::printf("Total GPUs used: %d\n", ctx.world_size);
     } else {

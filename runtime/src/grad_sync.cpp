@@ -21,6 +21,7 @@ struct Bucket {
 struct GradientSynchronizer::State {
   std::vector<torch::Tensor> params;
   std::vector<std::size_t> bucket_of;  // param index -> bucket index
+  std::vector<std::size_t> slot_of;    // param index -> its position in that bucket
   std::vector<bool> ready;             // param index -> gradient copied this step
   std::vector<Bucket> buckets;
   std::size_t next_launch = 0;
@@ -37,14 +38,11 @@ struct GradientSynchronizer::State {
 
   void copy_in(std::size_t p) {
     Bucket& b = buckets[bucket_of[p]];
-    for (std::size_t i = 0; i < b.params.size(); ++i)
-      if (b.params[i] == p) {
-        const auto& grad = params[p].grad();
-        if (grad.defined())
-          slot(b, i).copy_(grad);
-        else
-          slot(b, i).zero_();
-      }
+    const auto& grad = params[p].grad();
+    if (grad.defined())
+      slot(b, slot_of[p]).copy_(grad);
+    else
+      slot(b, slot_of[p]).zero_();
     ready[p] = true;
     --b.pending;
   }
@@ -71,6 +69,7 @@ namespace {
 void assign_buckets(GradientSynchronizer::State& s) {
   const std::size_t n = s.params.size();
   s.bucket_of.assign(n, 0);
+  s.slot_of.assign(n, 0);
   Bucket current;
   std::size_t bytes = 0;
   auto close = [&] {
@@ -81,6 +80,7 @@ void assign_buckets(GradientSynchronizer::State& s) {
       current.offsets.push_back(numel);
       numel += s.params[current.params[i]].numel();
       s.bucket_of[current.params[i]] = s.buckets.size();
+      s.slot_of[current.params[i]] = i;
     }
     current.flat = torch::zeros({numel}, first.options());
     s.buckets.push_back(std::move(current));
