@@ -6,6 +6,7 @@
 
 #include "torch_compat.hpp"
 #include "ddp/error.hpp"
+#include "peer_watch.hpp"
 #include "rendezvous.hpp"
 #ifdef USE_C10D_NCCL
 #include <c10/cuda/CUDAFunctions.h>
@@ -14,6 +15,9 @@
 namespace ddp {
 
 struct ProcessGroup::Native {
+  // First, so destroyed last: it keeps watching while the backend shuts down (which can hang on
+  // a lost peer).
+  std::shared_ptr<detail::PeerWatch> watch;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<compat::Backend> backend;
 };
@@ -22,7 +26,23 @@ struct Pending::Impl {
   c10::intrusive_ptr<compat::Work> work;
   std::string what;
   std::chrono::milliseconds timeout;
+  std::shared_ptr<detail::PeerWatch> watch;
 };
+
+namespace {
+
+// The error for a failed collective: which ranks were lost when the watch can tell, else the
+// backend's words and the likely causes.
+Error collective_failed(const std::string& what, const std::exception& e,
+                        const std::shared_ptr<detail::PeerWatch>& watch) {
+  const std::string backend = compat::message_of(e);
+  if (watch)
+    if (auto lost = watch->explain()) return Error(what + " failed: " + *lost + " [" + backend + "]");
+  return Error(what + " failed: " + backend +
+               " (a rank probably died, or the network between ranks broke)");
+}
+
+}  // namespace
 
 Pending::Pending() = default;
 Pending::Pending(Pending&&) noexcept = default;
@@ -35,21 +55,22 @@ void Pending::wait() {
   try {
     impl_->work->wait(impl_->timeout);
   } catch (const std::exception& e) {
-    throw Error(impl_->what + " failed: " + compat::message_of(e) +
-                " (a rank probably died, or the network between ranks broke)");
+    throw collective_failed(impl_->what, e, impl_->watch);
   }
   impl_.reset();
 }
 
 namespace {
 
-std::chrono::milliseconds env_seconds(const char* name, std::chrono::milliseconds fallback) {
+std::chrono::milliseconds env_seconds(const char* name, std::chrono::milliseconds fallback,
+                                      bool zero_allowed = false) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   char* end = nullptr;
   const double s = std::strtod(v, &end);
-  if (*end != '\0' || !(s > 0) || s > 7 * 24 * 3600)
-    throw Error(std::string(name) + "='" + v + "' is not a time-out; give seconds, e.g. 300");
+  if (*end != '\0' || !(s > 0 || (zero_allowed && s == 0)) || s > 7 * 24 * 3600)
+    throw Error(std::string(name) + "='" + v + "' is not a time-out; give seconds, e.g. 300" +
+                (zero_allowed ? " (0: off)" : ""));
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
@@ -116,6 +137,7 @@ c10::intrusive_ptr<compat::Backend> make_nccl(const Context& c,
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
   o.rendezvous_timeout = env_seconds("DDP_RENDEZVOUS_TIMEOUT", o.rendezvous_timeout);
   o.timeout = env_seconds("DDP_TIMEOUT", o.timeout);
+  o.peer_timeout = env_seconds("DDP_PEER_TIMEOUT", o.peer_timeout, true);
   const std::string backend = choose_backend(c, o);
   if (backend == "nccl" && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
     throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
@@ -134,6 +156,11 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGrou
   } catch (const std::exception& e) {
     throw Error("cannot build the " + backend + " process group: " + compat::message_of(e));
   }
+  if (c.world_size > 1 && o.peer_timeout.count() > 0) {
+    detail::PeerWatchOptions watch;
+    watch.peer_timeout = o.peer_timeout;
+    native->watch = std::make_shared<detail::PeerWatch>(c, watch);
+  }
   const torch::Device device = backend == "nccl"
                                    ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.local_rank))
                                    : torch::Device(torch::kCPU);
@@ -149,7 +176,11 @@ ProcessGroup::ProcessGroup(const Context& context, std::string backend, torch::D
       native_(std::move(native)),
       timeout_(timeout) {}
 
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+  // Ending without shutdown(): say so before the backend's connections close and the other
+  // ranks' collectives fail, so that they name this rank as the cause.
+  if (native_ && native_->watch) native_->watch->leave();
+}
 
 Pending ProcessGroup::allreduce_sum(torch::Tensor& tensor, const char* what) {
   if (!native_) throw Error(std::string(what) + ": the process group was shut down");
@@ -158,6 +189,7 @@ Pending ProcessGroup::allreduce_sum(torch::Tensor& tensor, const char* what) {
   p.impl_ = std::make_unique<Pending::Impl>();
   p.impl_->what = std::string("all-reduce of ") + what;
   p.impl_->timeout = timeout_;
+  p.impl_->watch = native_->watch;
   try {
     p.impl_->work = native_->backend->allreduce(tensors, c10d::AllreduceOptions());
   } catch (const std::exception& e) {
@@ -180,8 +212,7 @@ void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
     try {
       native_->backend->broadcast(flat, options)->wait(timeout_);
     } catch (const std::exception& e) {
-      throw Error(std::string("broadcast from rank ") + std::to_string(root) + " failed: " +
-                  compat::message_of(e) + " (a rank probably died)");
+      throw collective_failed("broadcast from rank " + std::to_string(root), e, native_->watch);
     }
     std::int64_t offset = 0;
     for (auto& t : group) {
@@ -197,7 +228,7 @@ void ProcessGroup::barrier() {
   try {
     native_->backend->barrier(c10d::BarrierOptions())->wait(timeout_);
   } catch (const std::exception& e) {
-    throw Error(std::string("barrier failed: ") + compat::message_of(e) + " (a rank probably died)");
+    throw collective_failed("barrier", e, native_->watch);
   }
 }
 
@@ -217,6 +248,8 @@ std::vector<double> ProcessGroup::mean(const std::vector<double>& values) {
 void ProcessGroup::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  // Done, not lost: the others must not mistake this rank's silence for a failure.
+  if (native_->watch) native_->watch->finish();
   // Rank 0 serves the store: it must not leave while others still talk to it.
   barrier();
   native_.reset();

@@ -58,14 +58,12 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   }
 }
 
-std::string key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
-
 // Who is missing, and where the others are, for the time-out message.
 std::string missing_report(c10d::Store& store, const Context& c, std::chrono::milliseconds timeout) {
   std::ostringstream missing, arrived;
   for (int r = 0; r < c.world_size; ++r) {
-    if (store.check({key(r)})) {
-      const auto h = store.get(key(r));
+    if (store.check({arrival_key(r)})) {
+      const auto h = store.get(arrival_key(r));
       arrived << (arrived.tellp() > 0 ? ", " : "") << r << " on " << std::string(h.begin(), h.end());
     } else {
       missing << (missing.tellp() > 0 ? ", " : "") << r;
@@ -79,6 +77,8 @@ std::string missing_report(c10d::Store& store, const Context& c, std::chrono::mi
 
 }  // namespace
 
+std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
+
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::milliseconds timeout) {
   auto store = connect(c, timeout);
   // Rank 0 serves the store and decides the time-out; the others wait a little longer so that
@@ -87,7 +87,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
   const auto deadline = std::chrono::steady_clock::now() + timeout + (c.rank == 0 ? 0s : kGrace);
   try {
     const std::string host = this_host(c);
-    store->set(key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+    store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
     store->add("ddp/arrivals", 1);
     while (store->add("ddp/arrivals", 0) < c.world_size) {
       if (c.rank != 0 && store->check({"ddp/failed"})) {

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "ddp/context.hpp"
 
 namespace ddp::detail {
+
+// The store key under which each rank leaves the name of its node on arrival.
+std::string arrival_key(int rank);
 
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
                                            std::chrono::milliseconds timeout);

@@ -1,8 +1,11 @@
 // One rank of a multi-process runtime test, started by multiprocess_test.cpp with a torchrun-style
 // environment. Exit status 0 = the scenario held; the output says what was seen.
+#include <csignal>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <torch/torch.h>
 
@@ -83,6 +86,40 @@ int meet(const ddp::Context& ctx) {
   return 0;
 }
 
+// Rank `victim` goes away after meeting the others (`how`: kill = SIGKILL, stop = SIGSTOP, leave =
+// returns with an error); the others keep all-reducing and must fail, naming it.
+int lose(const ddp::Context& ctx, const std::string& how, int victim) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  group->barrier();
+  if (ctx.rank == victim) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (how == "kill") raise(SIGKILL);
+    if (how == "stop") raise(SIGSTOP);
+    std::printf("rank %d leaves\n", ctx.rank);
+    return 4;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    auto t = torch::ones({1000});
+    group->allreduce_sum(t, "steps").wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
+      std::printf("rank %d: nothing failed\n", ctx.rank);
+      return 0;
+    }
+  }
+}
+
+// Ranks that end at different times, without shutdown(), after their last collective: the watch
+// must not mistake an early finisher (rank 0 with the store, too) for a lost rank.
+int linger(const ddp::Context& ctx) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  group->barrier();
+  if (ctx.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(2 + 2 * ctx.rank));
+  std::printf("rank %d done\n", ctx.rank);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,7 +129,10 @@ int main(int argc, char** argv) {
     if (scenario == "grads")
       return grads(ctx, std::strtoul(argv[2], nullptr, 10), std::string(argv[3]) == "1");
     if (scenario == "meet") return meet(ctx);
-    std::fprintf(stderr, "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet\n");
+    if (scenario == "linger") return linger(ctx);
+    if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
+    std::fprintf(stderr,
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | linger | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

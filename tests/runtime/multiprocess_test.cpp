@@ -189,3 +189,48 @@ TEST(Rendezvous, APortInUseIsNamed) {
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("already in use"), std::string::npos) << r.output;  // the OS error
 }
+
+// A rank that goes away mid-training: every other rank ends non-zero, within the collective
+// time-out plus a few seconds, naming the lost rank and its node.
+class LostRank : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(LostRank, EndsEveryOtherRankNamingIt) {
+  const auto [how, victim] = GetParam();
+  const int port = free_port();
+  // The collective time-out (20 s) is longer than the peer time-out (3 s): a stopped rank must
+  // be found by its silence, a killed or leaving one as soon as a collective fails.
+  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "3"}};
+  std::vector<Worker> workers, lost;
+  for (int r = 0; r < 3; ++r)
+    (r == victim ? lost : workers)
+        .push_back(spawn(r, 3, "127.0.0.1", port, {"lose", how, std::to_string(victim)}, env));
+  const auto results = collect(workers, 40);
+  kill(lost.front().pid, SIGKILL);  // a stopped rank never ends by itself
+  collect(lost);
+  const std::string who = "rank " + std::to_string(victim) + " of 3 (on ";
+  const std::string why = victim == 0         ? "which serves the rendezvous store"
+                          : how == "leave"    ? "ended before the others"
+                                              : "stopped responding";
+  for (const auto& res : results) {
+    EXPECT_NE(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find(who), std::string::npos) << res.output;
+    EXPECT_NE(res.output.find(why), std::string::npos) << res.output;
+    EXPECT_LT(res.seconds, how == "stop" ? 3 + 10 + 5 : 10) << res.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gloo, LostRank,
+                         ::testing::Values(std::make_tuple("kill", 2), std::make_tuple("stop", 2),
+                                           std::make_tuple("leave", 2), std::make_tuple("kill", 0),
+                                           std::make_tuple("stop", 0)));
+
+TEST(PeerWatch, RanksEndingAtDifferentTimesAreNotLost) {
+  const int port = free_port();
+  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "1"}};
+  std::vector<Worker> workers;
+  for (int r = 0; r < 3; ++r) workers.push_back(spawn(r, 3, "127.0.0.1", port, {"linger"}, env));
+  for (const auto& res : collect(workers)) {
+    EXPECT_EQ(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find(" done"), std::string::npos) << res.output;
+  }
+}

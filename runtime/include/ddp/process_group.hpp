@@ -1,7 +1,7 @@
 // The process group of a DDP job, built from the environment contract: a TCPStore rendezvous at
 // MASTER_ADDR:MASTER_PORT, then NCCL (CUDA build, GPUs present) or Gloo. Every failure to meet
 // ends with a message that says what is wrong (which ranks never arrived, address unreachable,
-// port in use) instead of a hang.
+// port in use) instead of a hang, and so does every failure after that (which rank was lost).
 #pragma once
 
 #include <chrono>
@@ -21,6 +21,11 @@ struct ProcessGroupOptions {
   // DDP_RENDEZVOUS_TIMEOUT / DDP_TIMEOUT (seconds) override the defaults.
   std::chrono::milliseconds rendezvous_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  // Every rank beats once a second and watches the next rank. A failed collective then names the
+  // ranks that stopped; a rank silent for this long is declared lost even while collectives hang,
+  // and every rank ends (non-zero, with the reason) at most 10 s after a loss is known.
+  // DDP_PEER_TIMEOUT (seconds; 0 turns the watch off) overrides it.
+  std::chrono::milliseconds peer_timeout = std::chrono::seconds(60);
   std::optional<std::string> backend;  // "nccl" | "gloo"; default: the contract's, else by GPUs
 };
 

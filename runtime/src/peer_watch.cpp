@@ -1,0 +1,250 @@
+#include "peer_watch.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "ddp/error.hpp"
+#include "rendezvous.hpp"
+#include "torch_compat.hpp"
+
+namespace ddp::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Notes a rank leaves about itself, so that a census does not blame a rank that ended on purpose.
+constexpr const char* kFailed = "failed";  // saw a collective fail: a victim, not the cause
+constexpr const char* kLeft = "left";      // ended without shutdown: the cause
+constexpr const char* kDone = "done";      // finished the job cleanly
+constexpr const char* kLostKey = "ddp/lost";
+
+std::string beat_key(int rank) { return "ddp/beat/" + std::to_string(rank); }
+std::string note_key(int rank) { return "ddp/note/" + std::to_string(rank); }
+
+std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
+
+std::string seconds(std::chrono::milliseconds d) {
+  std::ostringstream s;
+  s << static_cast<double>(d.count()) / 1000.0;
+  return s.str();
+}
+
+}  // namespace
+
+PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
+    : context_(context), options_(options), rank0_host_(context.master_addr) {
+  c10d::TCPStoreOptions o;
+  o.port = context.master_port;
+  o.isServer = false;
+  o.waitWorkers = false;
+  // A request that takes this long means rank 0, which serves the store, is gone.
+  o.timeout = store_timeout_ = std::max(options.peer_timeout, std::chrono::milliseconds(1000));
+  try {
+    store_ = c10::make_intrusive<c10d::TCPStore>(context.master_addr, o);
+    rank0_host_ = host_of(0);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(context.rank) + " could not open its heartbeat connection to " +
+                context.master_addr + ":" + std::to_string(context.master_port) + ": " +
+                compat::message_of(e));
+  }
+  neighbour_moved_ = Clock::now();
+  thread_ = std::thread([this] { run(); });
+}
+
+PeerWatch::~PeerWatch() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (!finished_) leave();
+}
+
+void PeerWatch::leave() {
+  try {
+    set_note_once(kLeft);
+  } catch (const std::exception&) {
+    // The store is gone (rank 0 ended first): the others see that on their own.
+  }
+}
+
+std::string PeerWatch::host_of(int rank) {
+  std::lock_guard<std::mutex> lock(store_mutex_);
+  const std::string key = arrival_key(rank);
+  return store_->check({key}) ? text(store_->get(key)) : std::string("an unknown node");
+}
+
+std::string PeerWatch::note_of(int rank) {
+  std::lock_guard<std::mutex> lock(store_mutex_);
+  const std::string key = note_key(rank);
+  return store_->check({key}) ? text(store_->get(key)) : std::string();
+}
+
+void PeerWatch::set_note_once(const std::string& note) {
+  std::lock_guard<std::mutex> lock(store_mutex_);
+  // compareSet against "nothing yet": the first note a rank leaves is the true one (a victim that
+  // then exits stays a victim).
+  store_->compareSet(note_key(context_.rank), {}, bytes(note));
+}
+
+std::string PeerWatch::publish(const std::string& report) {
+  std::lock_guard<std::mutex> lock(store_mutex_);
+  // The first rank to find a loss speaks for all, so every rank prints the same cause.
+  return text(store_->compareSet(kLostKey, {}, bytes(report)));
+}
+
+std::string PeerWatch::rank0_lost(const std::exception& e) const {
+  return "lost contact with rank 0 of " + std::to_string(context_.world_size) + " (on " +
+         rank0_host_ + "), which serves the rendezvous store: it ended, was killed, or its node or " +
+         "network failed (" + compat::message_of(e) + ")";
+}
+
+void PeerWatch::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return;
+    finished_ = true;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  try {
+    set_note_once(kDone);
+  } catch (const std::exception&) {
+    // Without the store the shutdown barrier that follows reports the problem.
+  }
+}
+
+void PeerWatch::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stop_) {
+    wake_.wait_for(lock, options_.interval, [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    tick();
+    lock.lock();
+    const auto grace = explained_ ? options_.explained_grace : options_.exit_grace;
+    if (report_ && grace.count() > 0 && Clock::now() - report_at_ >= grace) {
+      std::fprintf(stderr,
+                   "[ddp] rank %d of %d: %s. Its collectives cannot complete; ending this process "
+                   "(%s s after the loss was known)\n",
+                   context_.rank, context_.world_size, report_->c_str(), seconds(grace).c_str());
+      std::fflush(stderr);
+      std::_Exit(EXIT_FAILURE);
+    }
+  }
+}
+
+void PeerWatch::tick() {
+  if (store_closed_) return;
+  std::optional<std::string> found;
+  const auto started = Clock::now();
+  try {
+    {
+      std::lock_guard<std::mutex> lock(store_mutex_);
+      store_->add(beat_key(context_.rank), 1);
+      if (store_->check({kLostKey})) found = text(store_->get(kLostKey));
+    }
+    // Only a silent neighbour is lost. One that left a note ended on purpose or is failing
+    // already: if the others still need it, their collectives fail and the census names it.
+    const int next = (context_.rank + 1) % context_.world_size;
+    if (!found && note_of(next).empty()) {
+      std::int64_t beat = 0;
+      {
+        std::lock_guard<std::mutex> lock(store_mutex_);
+        beat = store_->add(beat_key(next), 0);
+      }
+      if (beat != neighbour_beat_) {
+        neighbour_beat_ = beat;
+        neighbour_moved_ = Clock::now();
+      } else if (Clock::now() - neighbour_moved_ > options_.peer_timeout) {
+        found = publish("rank " + std::to_string(next) + " of " + std::to_string(context_.world_size) +
+                        " (on " + host_of(next) + ") stopped responding: no heartbeat for " +
+                        seconds(options_.peer_timeout) +
+                        " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
+      }
+    }
+  } catch (const std::exception& e) {
+    // A store that does not answer within the time-out: rank 0 is frozen or cut off, and
+    // collectives with it will hang. One that closed at once: rank 0's process ended; if the
+    // others still need it their collectives fail by themselves, and if not nothing is wrong.
+    if (Clock::now() - started >= store_timeout_ * 9 / 10)
+      found = rank0_lost(e);
+    else
+      store_closed_ = true;
+  }
+  if (!found) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!report_) {
+    report_ = found;
+    report_at_ = Clock::now();
+  }
+}
+
+std::optional<std::string> PeerWatch::census() {
+  const int world = context_.world_size;
+  auto beats = [&] {
+    std::vector<std::int64_t> b(world, 0);
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    for (int r = 0; r < world; ++r)
+      if (r != context_.rank) b[r] = store_->add(beat_key(r), 0);
+    return b;
+  };
+  const auto before = beats();
+  // Long enough for every live rank to beat at least twice, even on a loaded node.
+  const auto until = Clock::now() + options_.interval * 5 / 2;
+  while (Clock::now() < until) {
+    std::this_thread::sleep_for(options_.interval / 4);
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    if (store_->check({kLostKey})) return text(store_->get(kLostKey));
+  }
+  const auto after = beats();
+
+  std::vector<std::string> lost;
+  for (int r = 0; r < world; ++r) {
+    if (r == context_.rank) continue;
+    const std::string note = note_of(r);
+    const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(world) + " (on " +
+                            host_of(r) + ")";
+    if (note == kLeft)
+      lost.push_back(who + " ended before the others; its own output says why");
+    else if (note.empty() && after[r] == before[r])
+      lost.push_back(who + " stopped responding: it was killed, crashed, or its node or network failed");
+  }
+  if (lost.empty()) return std::nullopt;
+  std::string report;
+  for (const auto& l : lost) report += (report.empty() ? "" : "; ") + l;
+  return publish(report);
+}
+
+std::optional<std::string> PeerWatch::explain() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!explained_) report_at_ = Clock::now();  // the program knows now: its grace starts
+    explained_ = true;
+    if (report_) return report_;
+  }
+  std::optional<std::string> report;
+  try {
+    set_note_once(kFailed);
+    report = census();
+  } catch (const std::exception& e) {
+    if (context_.rank != 0) report = rank0_lost(e);
+  }
+  if (report) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!report_) {
+      report_ = report;
+      report_at_ = Clock::now();
+    }
+  }
+  return report;
+}
+
+}  // namespace ddp::detail

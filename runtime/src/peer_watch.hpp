@@ -1,0 +1,85 @@
+// Which rank is gone. Gloo reports a killed peer as "connection closed by [address]" and NCCL as a
+// hang; neither names the rank, and a frozen peer (stopped process, dead node) shows up only when
+// the collective time-out ends. So every rank beats a counter in the rendezvous store once per
+// interval and watches the next rank's: a failed collective takes a census of the beats and names
+// the ranks that stopped, and a neighbour silent for longer than the peer time-out is declared
+// lost even while the collectives still hang. Each rank watches one neighbour, so the store sees
+// a few requests per rank per second whatever the job size.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "ddp/context.hpp"
+
+namespace ddp::detail {
+
+struct PeerWatchOptions {
+  std::chrono::milliseconds interval{1000};
+  // A neighbour whose beat has not moved for this long is lost.
+  std::chrono::milliseconds peer_timeout{60000};
+  // Once this watch finds a loss, a process still running this much later (its collectives hang
+  // instead of failing) is ended with the reason on stderr. Once a failed collective has told the
+  // program (explain()), it gets `explained_grace` to end by itself. Zero: never.
+  std::chrono::milliseconds exit_grace{5000};
+  std::chrono::milliseconds explained_grace{30000};
+};
+
+class PeerWatch {
+ public:
+  // Opens its own client connection to the store at MASTER_ADDR:MASTER_PORT (the backend's is
+  // not for sharing across threads) and starts beating. Throws ddp::Error.
+  PeerWatch(const Context& context, PeerWatchOptions options);
+  // Stops; a rank that never called finish() is noted as having left early.
+  ~PeerWatch();
+  PeerWatch(const PeerWatch&) = delete;
+  PeerWatch& operator=(const PeerWatch&) = delete;
+
+  // After a failed collective: which ranks are lost, in words ("rank 3 of 4 (on n2) ..."), or
+  // nothing when every rank still beats. Notes this rank as failing rather than lost, and may
+  // take a census of a few intervals.
+  std::optional<std::string> explain();
+
+  // Clean end of the job for this rank: noted as done (not lost), and the beat stops.
+  void finish();
+  // This rank is ending without finish(): noted as the cause, before its connections close and
+  // the others' collectives fail. The beat goes on, so a hang on the way out still ends.
+  void leave();
+
+ private:
+  void run();
+  void tick();
+  std::optional<std::string> census();
+  std::string host_of(int rank);
+  std::string note_of(int rank);
+  void set_note_once(const std::string& note);
+  std::string rank0_lost(const std::exception& e) const;
+  std::string publish(const std::string& report);
+
+  Context context_;
+  PeerWatchOptions options_;
+  std::string rank0_host_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::chrono::milliseconds store_timeout_{0};
+  bool store_closed_ = false;  // the watch thread's own: rank 0's process ended
+  std::mutex store_mutex_;  // one request at a time on the connection
+
+  std::mutex mutex_;  // guards the fields below
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool finished_ = false;
+  bool explained_ = false;
+  std::optional<std::string> report_;
+  std::chrono::steady_clock::time_point report_at_;
+  std::int64_t neighbour_beat_ = -1;
+  std::chrono::steady_clock::time_point neighbour_moved_;
+  std::thread thread_;
+};
+
+}  // namespace ddp::detail
