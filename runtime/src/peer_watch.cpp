@@ -21,6 +21,7 @@ constexpr const char* kFailed = "failed";  // saw a collective fail: a victim, n
 constexpr const char* kLeft = "left";      // ended without shutdown: the cause
 constexpr const char* kDone = "done";      // finished the job cleanly
 constexpr const char* kLostKey = "ddp/lost";
+constexpr auto kVerdictLinger = std::chrono::seconds(10);
 
 std::string beat_key(int rank) { return "ddp/beat/" + std::to_string(rank); }
 std::string note_key(int rank) { return "ddp/note/" + std::to_string(rank); }
@@ -46,6 +47,9 @@ PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
   o.timeout = store_timeout_ = std::max(options.peer_timeout, std::chrono::milliseconds(1000));
   try {
     store_ = c10::make_intrusive<c10d::TCPStore>(context.master_addr, o);
+    // Arms the connection's receive time-out (LibTorch 1.13 sets it on the first wait only):
+    // without it a frozen rank 0 would block the watch forever instead of being found.
+    store_->wait({arrival_key(context.rank)}, o.timeout);
     rank0_host_ = host_of(0);
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(context.rank) + " could not open its heartbeat connection to " +
@@ -238,13 +242,51 @@ std::optional<std::string> PeerWatch::explain() {
     if (context_.rank != 0) report = rank0_lost(e);
   }
   if (report) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!report_) {
-      report_ = report;
-      report_at_ = Clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!report_) {
+        report_ = report;
+        report_at_ = Clock::now();
+      }
     }
+    if (context_.rank == 0) serve_verdict();
   }
   return report;
+}
+
+void PeerWatch::serve_verdict() {
+  // Rank 0 serves the store: if it ended now, ranks whose collectives fail a moment later (the
+  // failure spreads rank by rank) could no longer read the verdict and would only see rank 0
+  // gone. Stay until every other rank has either left a note or stopped beating, for a while.
+  const int world = context_.world_size;
+  const auto start = Clock::now();
+  const auto silent_after = options_.interval * 5 / 2;
+  std::vector<std::int64_t> last(world, -1);
+  std::vector<Clock::time_point> moved(world, start);
+  try {
+    while (Clock::now() - start < kVerdictLinger) {
+      int unsettled = 0;
+      for (int r = 1; r < world; ++r) {
+        if (!note_of(r).empty()) continue;
+        std::int64_t beat = 0;
+        {
+          std::lock_guard<std::mutex> lock(store_mutex_);
+          beat = store_->add(beat_key(r), 0);
+        }
+        if (beat != last[r]) {
+          last[r] = beat;
+          moved[r] = Clock::now();
+        }
+        if (Clock::now() - moved[r] < silent_after) ++unsettled;
+      }
+      if (unsettled == 0) break;
+      std::this_thread::sleep_for(options_.interval / 4);
+    }
+  } catch (const std::exception&) {
+    return;
+  }
+  // The last ranks to note their failure read the verdict right after.
+  std::this_thread::sleep_for(options_.interval / 2);
 }
 
 }  // namespace ddp::detail

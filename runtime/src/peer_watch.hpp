@@ -56,6 +56,7 @@ class PeerWatch {
   void run();
   void tick();
   std::optional<std::string> census();
+  void serve_verdict();
   std::string host_of(int rank);
   std::string note_of(int rank);
   void set_note_once(const std::string& note);

@@ -85,9 +85,21 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
   // they hear its verdict (which ranks are missing) instead of only seeing the store vanish.
   constexpr auto kGrace = std::chrono::seconds(3);
   const auto deadline = std::chrono::steady_clock::now() + timeout + (c.rank == 0 ? 0s : kGrace);
+  const std::string host = this_host(c);
   try {
-    const std::string host = this_host(c);
     store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+    // The server's first answer: it proves that a rendezvous store, not some other program,
+    // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out, without
+    // which the add() below would wait forever on a listener that never answers.
+    store->wait({arrival_key(c.rank)}, timeout);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
+                " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " + seconds(timeout) +
+                " s (" + compat::message_of(e) + "). Another program may hold that port (rank 0's "
+                "own error then says it is in use: choose another with --ddp-port or MASTER_PORT), "
+                "or rank 0 stopped");
+  }
+  try {
     store->add("ddp/arrivals", 1);
     while (store->add("ddp/arrivals", 0) < c.world_size) {
       if (c.rank != 0 && store->check({"ddp/failed"})) {

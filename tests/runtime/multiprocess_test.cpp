@@ -181,13 +181,21 @@ TEST(Rendezvous, APortInUseIsNamed) {
   socklen_t len = sizeof a;
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   const int port = ntohs(a.sin_port);
-  std::vector<Worker> workers{spawn(0, 2, "127.0.0.1", port, {"meet"})};
-  const auto r = collect(workers).front();
+  // Rank 1 reaches the other program's listener, which never answers.
+  std::vector<Worker> workers{spawn(0, 2, "127.0.0.1", port, {"meet"}),
+                              spawn(1, 2, "127.0.0.1", port, {"meet"})};
+  const auto results = collect(workers);
   close(fd);
+  const auto& r = results[0];
   EXPECT_EQ(r.status, 3) << r.output;
   EXPECT_NE(r.output.find("rank 0 could not open the rendezvous on port " + std::to_string(port)),
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("already in use"), std::string::npos) << r.output;  // the OS error
+  const auto& other = results[1];
+  EXPECT_EQ(other.status, 3) << other.output;
+  EXPECT_NE(other.output.find("got no rendezvous answer within 4 s"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("Another program may hold that port"), std::string::npos) << other.output;
+  EXPECT_LT(other.seconds, 4 + 5) << "the configured time-out is 4 s";
 }
 
 // A rank that goes away mid-training: every other rank ends non-zero, within the collective
