@@ -53,10 +53,13 @@ using Backend = c10d::ProcessGroup;
 
 using Work = c10d::Work;
 
-// LibTorch's errors carry a C++ backtrace in what(); users need the message only.
+// LibTorch's errors carry a C++ backtrace in what(); users need the message only, without the
+// final full stop and newline (our messages go on after it).
 inline std::string message_of(const std::exception& e) {
-  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
-  return e.what();
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  std::string m = c10 ? c10->what_without_backtrace() : e.what();
+  while (!m.empty() && (m.back() == '.' || m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
 }
 
 }  // namespace ddp::compat

@@ -44,3 +44,52 @@ run_expect_failure() {
   fi
   printf '%s' "$out"
 }
+
+# need_trainer: ddp-cifar100 ($BIN) and 10-class synthetic data in $WORK/data, with the common
+# training arguments in TRAIN_ARGS; skips the test when the trainer is not built.
+need_trainer() {
+  BIN=${DDP_CIFAR100_BIN:-}
+  SYNTH=${DDP_CIFAR_SYNTH_BIN:-}
+  [ -x "$BIN" ] && [ -x "$SYNTH" ] || { echo "SKIP: ddp-cifar100 not built"; exit 77; }
+  # 10 learnable classes (chance 0.10) among the model's 100 outputs.
+  "$SYNTH" --out "$WORK/data" --train 1024 --test 256 --classes 10 --seed 3 >/dev/null
+  TRAIN_ARGS=(--data-dir "$WORK/data" --width 0.1 --batch-size 64 --base-lr 0.05 --seed 1)
+}
+
+# trainer_job FILE [VAR=VALUE...]: a batch script that runs ddp-cifar100 with its arguments under
+# srun, the variables exported, each task's PID in $WORK/pid.RANK (exec keeps it).
+trainer_job() {
+  local file=$1 v
+  shift
+  {
+    echo '#!/bin/bash'
+    for v in "$@"; do echo "export $v"; done
+    echo "srun bash -c 'echo \$\$ >\"$WORK/pid.\$RANK\"; exec \"\$0\" \"\$@\"' \"$BIN\" \"\$@\""
+  } >"$file"
+  chmod +x "$file"
+}
+
+# wait_for_line FILE PATTERN SECONDS: true once FILE has a line matching the grep PATTERN.
+wait_for_line() {
+  local i
+  for ((i = 0; i < $3 * 5; i++)); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# wait_job_gone JOBID SECONDS: true once the job has left the queue (finished, failed, cancelled).
+wait_job_gone() {
+  local i
+  for ((i = 0; i < $2 * 5; i++)); do
+    [ -z "$("$RUN" squeue -h -j "$1" 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# now: seconds since the epoch, with fractions.
+now() { date +%s.%N; }
+# elapsed START: seconds since START, one decimal.
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }

@@ -407,11 +407,15 @@ lab_matches() {
         lab_log "configuration changed (nodes, slurm.conf) or lab state incomplete; restarting the lab"
         return 1
     fi
+    DEAD_SLURMDS=()
     for d in $(daemon_names); do
-        lab_pid_alive "$d" || {
-            lab_log "$d is not running; restarting the lab"
-            return 1
-        }
+        lab_pid_alive "$d" && continue
+        if [[ $d == slurmd-* ]]; then
+            DEAD_SLURMDS+=("${d#slurmd-}")
+            continue
+        fi
+        lab_log "$d is not running; restarting the lab"
+        return 1
     done
     for ns in "$LAB_CTL_NETNS" $(for n in $(lab_node_names); do lab_node_netns "$n"; done); do
         [[ -e $LAB_NETNS_DIR/$ns ]] || {
@@ -431,8 +435,20 @@ restart_slurmds() {
     lab_namespace_ids >"$LAB_STATE_DIR/nsids"
 }
 
+# A node whose slurmd stopped (the fault tests stop one on purpose) gets it back; the running
+# jobs, the other nodes and the controller are left alone, as on a real cluster.
+heal_slurmds() {
+    local n
+    ((${#DEAD_SLURMDS[@]})) || return 0
+    lab_log "slurmd not running on ${DEAD_SLURMDS[*]}; starting it again"
+    for n in "${DEAD_SLURMDS[@]}"; do start_slurmd "$n" || return 1; done
+    for n in "${DEAD_SLURMDS[@]}"; do poll 10 slurmd_listening "$n" || return 1; done
+    lab_namespace_ids >"$LAB_STATE_DIR/nsids"
+}
+
 refresh() {
     local fp
+    heal_slurmds || return 1
     install_client_config || return 1
     fp=$(plugstack_fingerprint) || return 1
     if [[ $fp != "$(cat "$LAB_STATE_DIR/plugstack.fp" 2>/dev/null)" ]]; then
@@ -445,6 +461,7 @@ refresh() {
 # --------------------------------------------------------------------- main --
 
 FRESH_STARTED=0
+DEAD_SLURMDS=()
 on_exit() {
     local rc=$?
     if ((rc != 0 && FRESH_STARTED)); then

@@ -162,12 +162,15 @@ grep -qE '/man8/spank-ddp\.8\.gz$' "$WORK/installed" || fail "the package has no
 step "cluster tests against the installed plugin, cli_filter, profiles and ddp-plan"
 CT="$BUILD_DIR/package-cluster-tests"
 # Configured only (nothing is built there): the tests take every file they load from the package,
-# except the trainer test's synthetic data generator (not packaged), from BUILD_DIR.
+# except the trainer test's synthetic data generator and the concurrent-steps test's libddp worker
+# (neither is packaged), from BUILD_DIR.
 trainer_args=()
+worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
+[ -z "$worker" ] || trainer_args+=(-DDDP_TEST_WORKER_BIN="$worker")
 trainer=$(installed '/bin/ddp-cifar100$')
 synth=$(find "$BUILD_DIR/trainer" -name cifar-synth -type f -perm -u+x -print -quit 2>/dev/null || true)
 if [ -n "$trainer" ] && [ -n "$synth" ]; then
-  trainer_args=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
+  trainer_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
 fi
 cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
   -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \

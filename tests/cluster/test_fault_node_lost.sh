@@ -1,0 +1,41 @@
+#!/bin/bash
+# A node vanishes from the network mid-training (n2's link goes down: no resets, no goodbyes, as
+# when a node loses power). The ranks on n1 find n2's ranks silent and end within the peer
+# time-out plus a few seconds, naming a lost rank on n2, although their collectives hang (the
+# collective time-out is left at its 300 s default). The link comes back before Slurm's own
+# SlurmdTimeout, so the node is not marked down and the lab stays usable.
+source "$(dirname "$0")/testlib.sh"
+need_trainer
+peer_timeout=8
+trainer_job "$WORK/job.sh" DDP_PEER_TIMEOUT=$peer_timeout
+jobid=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
+  "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 100)
+netns=ddplab-n2
+link_up() { ip -n "$netns" link set eth0 up; }
+trap 'link_up 2>/dev/null; "$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+wait_for_line "$WORK/out" '^Epoch 1/100 completed' 120 || fail "no epoch finished: $(cat "$WORK/out")"
+
+ip -n "$netns" link set eth0 down
+start=$(now)
+limit=$((peer_timeout + 5 + 10))  # silence, the 5 s grace after a known loss, slack
+# A rank ends either from its watch ("[ddp] rank R of 4: ...") or, when another rank on n1 ended
+# first, from its failed collective ("[rank R/4] error: ..."); both name the lost rank.
+said() { echo "^\(\[ddp\] rank $1 of 4: \|\[rank $1/4\] error: \)"; }
+for r in 0 1; do
+  wait_for_line "$WORK/out" "$(said $r)" "$limit" ||
+    fail "rank $r did not end within $limit s of the link going down: $(cat "$WORK/out")"
+done
+took=$(elapsed "$start")
+link_up
+out=$(cat "$WORK/out")
+echo "$out"
+for r in 0 1; do
+  line=$(grep "$(said $r)" <<<"$out")
+  expect_contains "$line" "of 4 (on n2) stopped responding: no heartbeat for $peer_timeout s" \
+    "rank $r names a lost rank on n2"
+done
+expect_contains "$out" "ending this process" "the watch ends a rank whose collective hangs"
+expect_contains "$out" "srun: error: n1: task" "Slurm sees the ranks on n1 end"
+wait_job_gone "$jobid" 60 || fail "the job did not end after the link came back"
+"$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "the lab did not recover"
+echo "PASS: the ranks on n1 ended ${took} s after n2 went off the network (peer time-out ${peer_timeout} s)"
