@@ -35,8 +35,16 @@ esac
 [[ -e $LAB_NETNS_DIR/$LAB_CTL_NETNS && -r $SLURM_CONF ]] ||
     lab_die "the lab is not up (run tests/cluster/up.sh)"
 
+# LAB_CLIENT_ENV="K=V ...": added to the environment of the Slurm clients that load SPANK
+# plugins (srun, sbatch, salloc) only, not of run.sh's other commands: the sanitizer test
+# preloads libasan into them this way.
+client_env=()
+case ${1##*/} in
+srun | sbatch | salloc) read -r -a client_env <<<"${LAB_CLIENT_ENV:-}" ;;
+esac
+
 if [[ -z $node ]]; then
-    exec nsenter --net="$LAB_NETNS_DIR/$LAB_CTL_NETNS" -- env SLURM_CONF="$SLURM_CONF" "$@"
+    exec nsenter --net="$LAB_NETNS_DIR/$LAB_CTL_NETNS" -- env SLURM_CONF="$SLURM_CONF" "${client_env[@]}" "$@"
 fi
 
 # A node's UTS and mount namespaces exist only as long as a process holds
@@ -48,4 +56,4 @@ else
     holder=slurmd-$node
 fi
 pid=$(lab_pid_of "$holder") || lab_die "no running $holder in the lab (node '$node')"
-exec nsenter --target="$pid" --net --uts --mount --wd="$PWD" -- env SLURM_CONF="$SLURM_CONF" "$@"
+exec nsenter --target="$pid" --net --uts --mount --wd="$PWD" -- env SLURM_CONF="$SLURM_CONF" "${client_env[@]}" "$@"

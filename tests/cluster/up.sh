@@ -173,6 +173,8 @@ install_client_config() {
 plugstack_fingerprint() {
     local f
     {
+        # The daemons' extra environment (a preloaded sanitizer) is part of what slurmd saw.
+        echo "daemon env: ${LAB_DAEMON_ENV:-}"
         cat "$LAB_PLUGSTACK"
         for f in "$LAB_PLUGSTACK_DIR"/*.conf; do
             [[ -e $f ]] || continue
