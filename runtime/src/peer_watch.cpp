@@ -167,12 +167,21 @@ void PeerWatch::tick() {
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > options_.peer_timeout) {
-        found = publish("rank " + std::to_string(next) + " of " + std::to_string(context_.world_size) +
-                        " (on " + host_of(next) + ") stopped responding: no heartbeat for " +
-                        seconds(options_.peer_timeout) +
-                        " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
+      } else if (Clock::now() - neighbour_moved_ > options_.peer_timeout && silent_before_.empty()) {
+        // Silent for good. Its node's other ranks likely are too: a census over the next beats
+        // (this thread keeps beating meanwhile) names all of them.
+        silent_before_ = beats();
+        silent_due_ = Clock::now() + options_.interval * 5 / 2;
       }
+    }
+    if (!found && !silent_before_.empty() && Clock::now() >= silent_due_) {
+      const auto lost = silent(silent_before_, beats());
+      silent_before_.clear();
+      if (!lost.empty())
+        found = publish(describe(lost, "stopped responding: no heartbeat for " +
+                                           seconds(options_.peer_timeout) +
+                                           " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its "
+                                           "node or network failed"));
     }
   } catch (const std::exception& e) {
     // A store that does not answer within the time-out: rank 0 is frozen or cut off, and
@@ -191,15 +200,32 @@ void PeerWatch::tick() {
   }
 }
 
+std::vector<std::int64_t> PeerWatch::beats() {
+  std::vector<std::int64_t> b(context_.world_size, 0);
+  std::lock_guard<std::mutex> lock(store_mutex_);
+  for (int r = 0; r < context_.world_size; ++r)
+    if (r != context_.rank) b[r] = store_->add(beat_key(r), 0);
+  return b;
+}
+
+std::vector<int> PeerWatch::silent(const std::vector<std::int64_t>& before,
+                                   const std::vector<std::int64_t>& after) {
+  std::vector<int> lost;
+  for (int r = 0; r < context_.world_size; ++r)
+    if (r != context_.rank && after[r] == before[r] && note_of(r).empty()) lost.push_back(r);
+  return lost;
+}
+
+std::string PeerWatch::describe(const std::vector<int>& ranks, const std::string& what) {
+  std::string who;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    who += std::string(i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + "rank " +
+           std::to_string(ranks[i]) + " of " + std::to_string(context_.world_size) + " (on " +
+           host_of(ranks[i]) + ")";
+  return who + " " + what;
+}
+
 std::optional<std::string> PeerWatch::census() {
-  const int world = context_.world_size;
-  auto beats = [&] {
-    std::vector<std::int64_t> b(world, 0);
-    std::lock_guard<std::mutex> lock(store_mutex_);
-    for (int r = 0; r < world; ++r)
-      if (r != context_.rank) b[r] = store_->add(beat_key(r), 0);
-    return b;
-  };
   const auto before = beats();
   // Long enough for every live rank to beat at least twice, even on a loaded node.
   const auto until = Clock::now() + options_.interval * 5 / 2;
@@ -208,22 +234,17 @@ std::optional<std::string> PeerWatch::census() {
     std::lock_guard<std::mutex> lock(store_mutex_);
     if (store_->check({kLostKey})) return text(store_->get(kLostKey));
   }
-  const auto after = beats();
-
-  std::vector<std::string> lost;
-  for (int r = 0; r < world; ++r) {
-    if (r == context_.rank) continue;
-    const std::string note = note_of(r);
-    const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(world) + " (on " +
-                            host_of(r) + ")";
-    if (note == kLeft)
-      lost.push_back(who + " ended before the others; its own output says why");
-    else if (note.empty() && after[r] == before[r])
-      lost.push_back(who + " stopped responding: it was killed, crashed, or its node or network failed");
-  }
-  if (lost.empty()) return std::nullopt;
+  const auto silent_ranks = silent(before, beats());
+  std::vector<int> left;
+  for (int r = 0; r < context_.world_size; ++r)
+    if (r != context_.rank && note_of(r) == kLeft) left.push_back(r);
   std::string report;
-  for (const auto& l : lost) report += (report.empty() ? "" : "; ") + l;
+  if (!left.empty()) report = describe(left, "ended before the others; its own output says why");
+  if (!silent_ranks.empty())
+    report += (report.empty() ? "" : "; ") +
+              describe(silent_ranks,
+                       "stopped responding: it was killed, crashed, or its node or network failed");
+  if (report.empty()) return std::nullopt;
   return publish(report);
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -56,6 +57,12 @@ class PeerWatch {
   void run();
   void tick();
   std::optional<std::string> census();
+  std::vector<std::int64_t> beats();  // every other rank's beat counter now
+  // Ranks (not this one) whose beat did not move between the two counts and that left no note.
+  std::vector<int> silent(const std::vector<std::int64_t>& before,
+                          const std::vector<std::int64_t>& after);
+  // "rank 2 of 4 (on n2) and rank 3 of 4 (on n2) " + what.
+  std::string describe(const std::vector<int>& ranks, const std::string& what);
   void serve_verdict();
   std::string host_of(int rank);
   std::string note_of(int rank);
@@ -80,6 +87,8 @@ class PeerWatch {
   std::chrono::steady_clock::time_point report_at_;
   std::int64_t neighbour_beat_ = -1;
   std::chrono::steady_clock::time_point neighbour_moved_;
+  std::vector<std::int64_t> silent_before_;  // a census the watch thread is taking, if not empty
+  std::chrono::steady_clock::time_point silent_due_;
   std::thread thread_;
 };
 

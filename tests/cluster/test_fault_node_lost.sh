@@ -1,7 +1,7 @@
 #!/bin/bash
 # A node vanishes from the network mid-training (n2's link goes down: no resets, no goodbyes, as
 # when a node loses power). The ranks on n1 find n2's ranks silent and end within the peer
-# time-out plus a few seconds, naming a lost rank on n2, although their collectives hang (the
+# time-out plus a few seconds, naming both ranks of n2, although their collectives hang (the
 # collective time-out is left at its 300 s default). The link comes back before Slurm's own
 # SlurmdTimeout, so the node is not marked down and the lab stays usable.
 source "$(dirname "$0")/testlib.sh"
@@ -17,7 +17,7 @@ wait_for_line "$WORK/out" '^Epoch 1/100 completed' 120 || fail "no epoch finishe
 
 ip -n "$netns" link set eth0 down
 start=$(now)
-limit=$((peer_timeout + 5 + 10))  # silence, the 5 s grace after a known loss, slack
+limit=$((peer_timeout + 3 + 5 + 10))  # silence, the census of who else is silent, the 5 s grace, slack
 # A rank ends either from its watch ("[ddp] rank R of 4: ...") or, when another rank on n1 ended
 # first, from its failed collective ("[rank R/4] error: ..."); both name the lost rank.
 said() { echo "^\(\[ddp\] rank $1 of 4: \|\[rank $1/4\] error: \)"; }
@@ -31,8 +31,8 @@ out=$(cat "$WORK/out")
 echo "$out"
 for r in 0 1; do
   line=$(grep "$(said $r)" <<<"$out")
-  expect_contains "$line" "of 4 (on n2) stopped responding: no heartbeat for $peer_timeout s" \
-    "rank $r names a lost rank on n2"
+  expect_contains "$line" "rank 2 of 4 (on n2) and rank 3 of 4 (on n2) stopped responding: no heartbeat for $peer_timeout s" \
+    "rank $r names both ranks of n2"
 done
 expect_contains "$out" "ending this process" "the watch ends a rank whose collective hangs"
 expect_contains "$out" "srun: error: n1: task" "Slurm sees the ranks on n1 end"
