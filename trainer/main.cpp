@@ -1,7 +1,8 @@
 // ddp-cifar100: the reference CIFAR-100 WideResNet recipe as one C++ program, started one task per
 // GPU (or CPU rank) by plain srun with spank_ddp, by torchrun, or by srun alone.
-#include <netdb.h>
 #include <arpa/inet.h>
+#include <malloc.h>
+#include <netdb.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,15 @@ tr::DeviceData load_data(const tr::TrainOptions& o, ddp::ProcessGroup& group) {
   return {train.images.to(d), train.labels.to(d), test.images.to(d), test.labels.to(d)};
 }
 
+// Every activation of a CPU step is larger than glibc's mmap threshold (128 KiB, raised
+// dynamically only up to 32 MiB), so each step mapped its buffers afresh and page-faulted them in
+// again: ~6% of a CPU step in the kernel, and 1.07x step time measured at width 0.1. Freed
+// buffers now stay in the heap for the next step. Harmless on GPU, where host allocations are few.
+void keep_freed_buffers() {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+}
+
 void set_threads(const tr::TrainOptions& o) {
   int threads = o.threads;
   if (threads == 0)
@@ -67,6 +77,7 @@ void set_threads(const tr::TrainOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_buffers();
   const tr::TrainOptions options = tr::parse_options(argc, argv);
   std::optional<ddp::Context> ctx;
   try {

@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include "dropout.hpp"
+
 namespace ddp::trainer {
 
 // conv 3x3 (padding 'same', no bias) -> batch norm -> ReLU.
@@ -21,7 +23,7 @@ struct ConvBlockImpl : torch::nn::Module {
   ConvBlockImpl(int64_t in, int64_t out, bool scale);
   torch::Tensor forward(const torch::Tensor& x);
   Cbr layer1{nullptr}, layer2{nullptr};
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
   torch::nn::Conv2d shortcut{nullptr};  // null: identity
 };
 TORCH_MODULE(ConvBlock);

@@ -25,24 +25,48 @@ struct GradientSynchronizer::State {
   std::vector<bool> ready;             // param index -> gradient copied this step
   std::vector<Bucket> buckets;
   std::size_t next_launch = 0;
+  std::size_t copied = 0;  // this step
   std::shared_ptr<ProcessGroup> group;
   GradSyncOptions options;
   GradSyncStats stats;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep the hooks alive
   std::mutex mutex;
 
+  // Parameter i's place in its bucket, with the parameter's own strides (a channels_last
+  // weight keeps its layout, so that the gradient can live there).
   torch::Tensor slot(const Bucket& b, std::size_t i) {
     const auto& p = params[b.params[i]];
-    return b.flat.narrow(0, b.offsets[i], p.numel()).view_as(p);
+    if (!p.is_non_overlapping_and_dense())
+      return b.flat.narrow(0, b.offsets[i], p.numel()).view_as(p);
+    return b.flat.as_strided(p.sizes(), p.strides(), b.flat.storage_offset() + b.offsets[i]);
+  }
+
+  // A tensor on the slot's memory that autograd does not know as a view: optimizers may
+  // detach_() their gradients (LibTorch 1.13's zero_grad does), which a view refuses.
+  torch::Tensor alias_of_slot(const Bucket& b, std::size_t i) {
+    const auto place = slot(b, i);
+    torch::NoGradGuard no_grad;
+    return torch::empty({0}, place.options())
+        .set_(place.storage(), place.storage_offset(), place.sizes(), place.strides());
+  }
+
+  static bool same_memory(const torch::Tensor& a, const torch::Tensor& b) {
+    return a.defined() && a.data_ptr() == b.data_ptr() && a.strides() == b.strides();
   }
 
   void copy_in(std::size_t p) {
     Bucket& b = buckets[bucket_of[p]];
     const auto& grad = params[p].grad();
-    if (grad.defined())
-      slot(b, slot_of[p]).copy_(grad);
-    else
-      slot(b, slot_of[p]).zero_();
+    const auto place = slot(b, slot_of[p]);
+    // After the first step the gradient is a view of its bucket slot (see finish()): backward
+    // accumulated straight into the bucket, nothing to copy.
+    if (!same_memory(grad, place)) {
+      if (grad.defined())
+        place.copy_(grad);
+      else
+        place.zero_();
+      ++copied;
+    }
     ready[p] = true;
     --b.pending;
   }
@@ -108,6 +132,7 @@ void reset_step(GradientSynchronizer::State& s) {
     b.launched = false;
   }
   s.next_launch = 0;
+  s.copied = 0;
 }
 
 }  // namespace
@@ -165,15 +190,18 @@ void GradientSynchronizer::finish() {
   for (auto& b : s.buckets) b.work.wait();
   s.stats.wait_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.stats.copied = s.copied;
   const double scale = 1.0 / s.group->context().world_size;
   for (auto& b : s.buckets) {
     b.flat.mul_(scale);
+    // Each gradient becomes (or stays) a view of its slot, as PyTorch DDP's
+    // gradient_as_bucket_view: the next backward accumulates into the bucket in place (an
+    // optimizer that zeroes gradients in place keeps the view; one that drops them costs a copy
+    // next step), and neither the copy in nor the copy back happens again.
     for (std::size_t i = 0; i < b.params.size(); ++i) {
       auto& param = s.params[b.params[i]];
-      if (param.grad().defined())
-        param.mutable_grad().copy_(s.slot(b, i));
-      else
-        param.mutable_grad() = s.slot(b, i).clone();
+      if (!State::same_memory(param.grad(), s.slot(b, i)))
+        param.mutable_grad() = s.alias_of_slot(b, i);
     }
   }
   reset_step(s);

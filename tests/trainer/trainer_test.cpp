@@ -8,6 +8,7 @@
 
 #include "augment.hpp"
 #include "checkpoint.hpp"
+#include "dropout.hpp"
 #include "precision.hpp"
 #include "sgd.hpp"
 #include "wide_resnet.hpp"
@@ -160,4 +161,49 @@ TEST(Checkpoint, RoundTripsModelOptimizerScalerAndProgress) {
     EXPECT_NE(std::string(e.what()).find("different width"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(Dropout, EveryPositionIsDroppedWithProbabilityP) {
+  // Small tensors, many masks: each position, the first and the last included, is dropped with
+  // probability p, independently of its neighbour, and kept ones are scaled by 1/(1-p).
+  torch::manual_seed(7);
+  constexpr double p = 0.3;
+  constexpr int draws = 20000;
+  auto dropped = torch::zeros({10}, torch::kDouble);
+  double both = 0;
+  for (int i = 0; i < draws; ++i) {
+    const auto mask = tr::sparse_dropout_mask(torch::empty({10}), p);
+    const auto zero = mask.eq(0);
+    ASSERT_TRUE(torch::all(zero | mask.isclose(torch::full({10}, 1.0 / (1 - p)))).item<bool>());
+    dropped += zero.to(torch::kDouble);
+    both += (zero[3] & zero[4]).item<bool>() ? 1 : 0;
+  }
+  const double sd = std::sqrt(p * (1 - p) / draws);
+  for (int k = 0; k < 10; ++k)
+    EXPECT_NEAR(dropped[k].item<double>() / draws, p, 5 * sd) << "position " << k;
+  EXPECT_NEAR(both / draws, p * p, 5 * std::sqrt(p * p * (1 - p * p) / draws));
+}
+
+TEST(Dropout, LargeMasksDropTheRightShareAndKeepTheLayout) {
+  torch::manual_seed(8);
+  const auto x = torch::randn({32, 16, 32, 32}).contiguous(at::MemoryFormat::ChannelsLast);
+  const auto mask = tr::sparse_dropout_mask(x, 0.01);
+  EXPECT_EQ(mask.strides(), x.strides());
+  const double n = static_cast<double>(x.numel());
+  const double share = mask.eq(0).sum().item<double>() / n;
+  EXPECT_NEAR(share, 0.01, 5 * std::sqrt(0.01 * 0.99 / n));
+}
+
+TEST(Dropout, TrainsThroughTheMaskAndIsIdentityInEval) {
+  tr::Dropout dropout(0.5);
+  torch::manual_seed(9);
+  const auto x = torch::randn({1000}, torch::requires_grad());
+  const auto y = dropout->forward(x);
+  y.sum().backward();
+  // d(sum(x * mask))/dx = mask: zero where dropped, 2 where kept.
+  EXPECT_TRUE(torch::equal(x.grad().eq(0), y.eq(0)));
+  EXPECT_TRUE(torch::allclose(y, x.detach() * x.grad()));
+  dropout->eval();
+  EXPECT_TRUE(torch::equal(dropout->forward(x), x));
+  EXPECT_THROW(tr::Dropout(1.0), std::invalid_argument);
 }

@@ -2,7 +2,8 @@
 //
 // As in PyTorch's c10d Reducer: parameters are grouped, in reverse registration order (roughly
 // the order backward produces their gradients), into flat buckets of about `bucket_bytes`. A hook
-// on each parameter's gradient accumulator copies the fresh gradient into its bucket; when a
+// on each parameter's gradient accumulator sees the fresh gradient in its bucket (accumulated there
+// in place from the second step on, copied in on the first); when a
 // bucket is full its all-reduce starts at once, while backward goes on computing the next
 // gradients. finish() waits once at the end and writes the averages back. Buckets always start
 // in the same order on every rank, which collectives require.
@@ -27,6 +28,7 @@ struct GradSyncOptions {
 struct GradSyncStats {
   std::size_t buckets = 0;
   double wait_seconds = 0;  // time finish() spent waiting on communication, last step
+  std::size_t copied = 0;   // gradients copied into buckets, last step (0 once they live there)
 };
 
 class GradientSynchronizer {
@@ -41,7 +43,10 @@ class GradientSynchronizer {
   void broadcast_from_main(std::vector<torch::Tensor> tensors);
 
   // Call after each backward: every parameter's .grad() is then the mean over ranks. A parameter
-  // that got no gradient on this rank counts as zero.
+  // that got no gradient on this rank counts as zero. The gradients are then views into the
+  // buckets (PyTorch DDP's gradient_as_bucket_view): zero them in place between steps (as
+  // torch::optim does with set_to_none=false) and the next backward writes straight into the
+  // buckets; replaced or dropped gradients work too, at the cost of a copy.
   void finish();
 
   GradSyncStats stats() const;
