@@ -11,11 +11,15 @@ namespace ddp {
 
 struct Bucket {
   std::vector<std::size_t> params;  // indices into State::params
-  std::vector<std::int64_t> offsets;
   torch::Tensor flat;
+  // Each parameter's place in `flat`, with the parameter's own strides (a channels_last weight
+  // keeps its layout, so that its gradient can live there). Made once: flat never moves.
+  std::vector<torch::Tensor> slots;
+  // The same memory as tensors autograd does not know as views, to hand out as gradients:
+  // optimizers may detach_() their gradients (LibTorch 1.13's zero_grad does), which a view refuses.
+  std::vector<torch::Tensor> grads;
   std::size_t pending = 0;  // parameters whose gradient has not arrived this step
   Pending work;
-  bool launched = false;
 };
 
 struct GradientSynchronizer::State {
@@ -32,24 +36,6 @@ struct GradientSynchronizer::State {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep the hooks alive
   std::mutex mutex;
 
-  // Parameter i's place in its bucket, with the parameter's own strides (a channels_last
-  // weight keeps its layout, so that the gradient can live there).
-  torch::Tensor slot(const Bucket& b, std::size_t i) {
-    const auto& p = params[b.params[i]];
-    if (!p.is_non_overlapping_and_dense())
-      return b.flat.narrow(0, b.offsets[i], p.numel()).view_as(p);
-    return b.flat.as_strided(p.sizes(), p.strides(), b.flat.storage_offset() + b.offsets[i]);
-  }
-
-  // A tensor on the slot's memory that autograd does not know as a view: optimizers may
-  // detach_() their gradients (LibTorch 1.13's zero_grad does), which a view refuses.
-  torch::Tensor alias_of_slot(const Bucket& b, std::size_t i) {
-    const auto place = slot(b, i);
-    torch::NoGradGuard no_grad;
-    return torch::empty({0}, place.options())
-        .set_(place.storage(), place.storage_offset(), place.sizes(), place.strides());
-  }
-
   static bool same_memory(const torch::Tensor& a, const torch::Tensor& b) {
     return a.defined() && a.data_ptr() == b.data_ptr() && a.strides() == b.strides();
   }
@@ -57,8 +43,8 @@ struct GradientSynchronizer::State {
   void copy_in(std::size_t p) {
     Bucket& b = buckets[bucket_of[p]];
     const auto& grad = params[p].grad();
-    const auto place = slot(b, slot_of[p]);
-    // After the first step the gradient is a view of its bucket slot (see finish()): backward
+    const auto& place = b.slots[slot_of[p]];
+    // After the first step the gradient is its bucket slot's memory (see finish()): backward
     // accumulated straight into the bucket, nothing to copy.
     if (!same_memory(grad, place)) {
       if (grad.defined())
@@ -76,7 +62,6 @@ struct GradientSynchronizer::State {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& b = buckets[next_launch++];
       b.work = group->allreduce_sum(b.flat, "gradients");
-      b.launched = true;
     }
   }
 
@@ -100,13 +85,24 @@ void assign_buckets(GradientSynchronizer::State& s) {
     if (current.params.empty()) return;
     const auto& first = s.params[current.params.front()];
     std::int64_t numel = 0;
+    std::vector<std::int64_t> offsets;
     for (std::size_t i = 0; i < current.params.size(); ++i) {
-      current.offsets.push_back(numel);
+      offsets.push_back(numel);
       numel += s.params[current.params[i]].numel();
       s.bucket_of[current.params[i]] = s.buckets.size();
       s.slot_of[current.params[i]] = i;
     }
     current.flat = torch::zeros({numel}, first.options());
+    for (std::size_t i = 0; i < current.params.size(); ++i) {
+      const auto& p = s.params[current.params[i]];
+      const auto slot = p.is_non_overlapping_and_dense()
+                            ? current.flat.as_strided(p.sizes(), p.strides(), offsets[i])
+                            : current.flat.narrow(0, offsets[i], p.numel()).view_as(p);
+      current.slots.push_back(slot);
+      current.grads.push_back(torch::empty({0}, slot.options())
+                                  .set_(slot.storage(), slot.storage_offset(), slot.sizes(),
+                                        slot.strides()));
+    }
     s.buckets.push_back(std::move(current));
     current = Bucket();
     bytes = 0;
@@ -127,10 +123,7 @@ void assign_buckets(GradientSynchronizer::State& s) {
 
 void reset_step(GradientSynchronizer::State& s) {
   s.ready.assign(s.params.size(), false);
-  for (auto& b : s.buckets) {
-    b.pending = b.params.size();
-    b.launched = false;
-  }
+  for (auto& b : s.buckets) b.pending = b.params.size();
   s.next_launch = 0;
   s.copied = 0;
 }
@@ -200,8 +193,7 @@ void GradientSynchronizer::finish() {
     // next step), and neither the copy in nor the copy back happens again.
     for (std::size_t i = 0; i < b.params.size(); ++i) {
       auto& param = s.params[b.params[i]];
-      if (!State::same_memory(param.grad(), s.slot(b, i)))
-        param.mutable_grad() = s.alias_of_slot(b, i);
+      if (!State::same_memory(param.grad(), b.slots[i])) param.mutable_grad() = b.grads[i];
     }
   }
   reset_step(s);

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -28,12 +27,6 @@ std::string note_key(int rank) { return "ddp/note/" + std::to_string(rank); }
 
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
-
-std::string seconds(std::chrono::milliseconds d) {
-  std::ostringstream s;
-  s << static_cast<double>(d.count()) / 1000.0;
-  return s.str();
-}
 
 }  // namespace
 
@@ -138,7 +131,7 @@ void PeerWatch::run() {
       std::fprintf(stderr,
                    "[ddp] rank %d of %d: %s. Its collectives cannot complete; ending this process "
                    "(%s s after the loss was known)\n",
-                   context_.rank, context_.world_size, report_->c_str(), seconds(grace).c_str());
+                   context_.rank, context_.world_size, report_->c_str(), seconds_text(grace).c_str());
       std::fflush(stderr);
       std::_Exit(EXIT_FAILURE);
     }
@@ -179,7 +172,7 @@ void PeerWatch::tick() {
       silent_before_.clear();
       if (!lost.empty())
         found = publish(describe(lost, "stopped responding: no heartbeat for " +
-                                           seconds(options_.peer_timeout) +
+                                           seconds_text(options_.peer_timeout) +
                                            " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its "
                                            "node or network failed"));
     }

@@ -27,12 +27,6 @@ std::string this_host(const Context& c) {
   return gethostname(buf, sizeof buf - 1) == 0 ? buf : "this node";
 }
 
-std::string seconds(std::chrono::milliseconds d) {
-  std::ostringstream s;
-  s << static_cast<double>(d.count()) / 1000.0;
-  return s.str();
-}
-
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
@@ -51,7 +45,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
              "MASTER_PORT)";
     else
       msg << "rank " << c.rank << " on " << this_host(c) << " could not reach the rendezvous at "
-          << where(c) << " (MASTER_ADDR:MASTER_PORT) within " << seconds(timeout)
+          << where(c) << " (MASTER_ADDR:MASTER_PORT) within " << seconds_text(timeout)
           << " s: " << compat::message_of(e) << ". Check that rank 0 started, and that MASTER_ADDR resolves "
           << "to an address this node can reach";
     throw Error(msg.str());
@@ -70,12 +64,18 @@ std::string missing_report(c10d::Store& store, const Context& c, std::chrono::mi
     }
   }
   return "rank(s) " + missing.str() + " of " + std::to_string(c.world_size) +
-         " never arrived at the rendezvous " + where(c) + " within " + seconds(timeout) +
+         " never arrived at the rendezvous " + where(c) + " within " + seconds_text(timeout) +
          " s (arrived: " + arrived.str() +
          "). Check that every task started, and the job's output of the missing ones";
 }
 
 }  // namespace
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  std::ostringstream s;
+  s << static_cast<double>(d.count()) / 1000.0;
+  return s.str();
+}
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
@@ -94,7 +94,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     store->wait({arrival_key(c.rank)}, timeout);
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
-                " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " + seconds(timeout) +
+                " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " + seconds_text(timeout) +
                 " s (" + compat::message_of(e) + "). Another program may hold that port (rank 0's "
                 "own error then says it is in use: choose another with --ddp-port or MASTER_PORT), "
                 "or rank 0 stopped");

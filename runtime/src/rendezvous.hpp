@@ -11,6 +11,9 @@
 
 namespace ddp::detail {
 
+// A duration as seconds for messages: "4", "2.5".
+std::string seconds_text(std::chrono::milliseconds d);
+
 // The store key under which each rank leaves the name of its node on arrival.
 std::string arrival_key(int rank);
 

@@ -66,6 +66,5 @@ for f in $(grep -l 'ERROR: LeakSanitizer' $reports 2>/dev/null || true); do
   [ "$mine" = 0 ] || { echo "---- $f"; cat "$f"; }
 done
 [ "$plugin_leaks" = 0 ] || fail "$plugin_leaks leak(s) from the plugin"
-processes=$(grep -l -h '' $reports 2>/dev/null | wc -l)
 echo "PASS: no sanitizer error and no leak from the plugin in srun/sbatch/salloc/slurmd/slurmstepd" \
-  "($processes report file(s); $slurm_leaks leak record(s) of Slurm's own code at exit)"
+  "($(wc -w <<<"$reports") report file(s); $slurm_leaks leak record(s) of Slurm's own code at exit)"
