@@ -4,7 +4,8 @@
 // LibTorch) that is two Mersenne-Twister draws and a double per element, about 1.8 million per
 // step at width 0.1 and batch 32: ~10% of a CPU training step for p = 0.01. The gaps between the
 // dropped positions of independent Bernoulli(p) trials are Geometric(p), so drawing the gaps and
-// summing them gives the very same distribution of masks with ~p*n draws. On CUDA the native
+// summing them gives the very same distribution of masks with ~p*n draws, and applying them
+// as a scale plus a sparse fill spares the dense mask and its multiplications (forward and backward). On CUDA the native
 // kernel (Philox, fused) is faster and is used as is. Semantics are nn::Dropout's: in training
 // each element is zeroed with probability p and the others scaled by 1/(1-p); in eval, identity.
 #pragma once
@@ -13,9 +14,14 @@
 
 namespace ddp::trainer {
 
-// The scaled keep-mask for a tensor like `like` (its sizes, strides, dtype, device): entries 0
-// with probability p, else 1/(1-p), independently. Uses the default CPU generator.
-torch::Tensor sparse_dropout_mask(const torch::Tensor& like, double p);
+// The positions dropped among n elements, each independently with probability p, in increasing
+// order. Uses the default CPU generator.
+torch::Tensor dropout_positions(int64_t n, double p);
+
+// Training-mode dropout on a CPU tensor: x / (1 - p) with dropout_positions(x.numel(), p) zeroed,
+// positions counted in x's memory order. The output keeps x's layout; backward applies the same
+// positions to the gradient. No dense mask is made or kept.
+torch::Tensor sparse_dropout(const torch::Tensor& x, double p);
 
 struct DropoutImpl : torch::nn::Module {
   explicit DropoutImpl(double p);

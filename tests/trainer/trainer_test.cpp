@@ -164,17 +164,19 @@ TEST(Checkpoint, RoundTripsModelOptimizerScalerAndProgress) {
 }
 
 TEST(Dropout, EveryPositionIsDroppedWithProbabilityP) {
-  // Small tensors, many masks: each position, the first and the last included, is dropped with
-  // probability p, independently of its neighbour, and kept ones are scaled by 1/(1-p).
+  // Few elements, many draws: each position, the first and the last included, is dropped with
+  // probability p, independently of its neighbour.
   torch::manual_seed(7);
   constexpr double p = 0.3;
   constexpr int draws = 20000;
   auto dropped = torch::zeros({10}, torch::kDouble);
   double both = 0;
   for (int i = 0; i < draws; ++i) {
-    const auto mask = tr::sparse_dropout_mask(torch::empty({10}), p);
-    const auto zero = mask.eq(0);
-    ASSERT_TRUE(torch::all(zero | mask.isclose(torch::full({10}, 1.0 / (1 - p)))).item<bool>());
+    const auto positions = tr::dropout_positions(10, p);
+    ASSERT_TRUE(positions.numel() == 0 ||
+                (positions.min().item<int64_t>() >= 0 && positions.max().item<int64_t>() < 10));
+    const auto zero = torch::zeros({10}, torch::kBool).index_fill_(0, positions, true);
+    ASSERT_EQ(zero.sum().item<int64_t>(), positions.numel()) << "a position repeated";
     dropped += zero.to(torch::kDouble);
     both += (zero[3] & zero[4]).item<bool>() ? 1 : 0;
   }
@@ -184,14 +186,28 @@ TEST(Dropout, EveryPositionIsDroppedWithProbabilityP) {
   EXPECT_NEAR(both / draws, p * p, 5 * std::sqrt(p * p * (1 - p * p) / draws));
 }
 
-TEST(Dropout, LargeMasksDropTheRightShareAndKeepTheLayout) {
+TEST(Dropout, LargeTensorsDropTheRightShareScaleTheRestAndKeepTheLayout) {
   torch::manual_seed(8);
-  const auto x = torch::randn({32, 16, 32, 32}).contiguous(at::MemoryFormat::ChannelsLast);
-  const auto mask = tr::sparse_dropout_mask(x, 0.01);
-  EXPECT_EQ(mask.strides(), x.strides());
+  const auto x = (torch::rand({32, 16, 32, 32}) + 1).contiguous(at::MemoryFormat::ChannelsLast);
+  const auto y = tr::sparse_dropout(x, 0.01);
+  EXPECT_EQ(y.strides(), x.strides());
+  const auto zero = y.eq(0);
   const double n = static_cast<double>(x.numel());
-  const double share = mask.eq(0).sum().item<double>() / n;
-  EXPECT_NEAR(share, 0.01, 5 * std::sqrt(0.01 * 0.99 / n));
+  EXPECT_NEAR(zero.sum().item<double>() / n, 0.01, 5 * std::sqrt(0.01 * 0.99 / n));
+  EXPECT_TRUE(torch::allclose(y, torch::where(zero, torch::zeros_like(x), x / 0.99)));
+}
+
+TEST(Dropout, GradientIsZeroExactlyWhereTheOutputWasForAnyGradientLayout) {
+  // The positions are in the input's memory order; a gradient arriving in another layout (here
+  // contiguous for a channels_last input) must still be masked element for element.
+  torch::manual_seed(10);
+  const auto x = (torch::rand({4, 8, 6, 6}) + 1).contiguous(at::MemoryFormat::ChannelsLast);
+  x.requires_grad_();
+  const auto y = tr::sparse_dropout(x, 0.2);
+  const auto g = torch::rand({4, 8, 6, 6}) + 1;
+  y.backward(g);
+  EXPECT_TRUE(torch::equal(x.grad().eq(0), y.eq(0)));
+  EXPECT_TRUE(torch::allclose(x.grad(), torch::where(y.eq(0), torch::zeros_like(g), g / 0.8)));
 }
 
 TEST(Dropout, TrainsThroughTheMaskAndIsIdentityInEval) {
