@@ -80,6 +80,14 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
 
   torch::manual_seed(o.seed);
   WideResNet model(100, o.width);
+  // Training costs about three forward passes: the basis of the achieved TFLOP/s reported below.
+  const double train_flops_per_image = 3 * forward_flops_per_image(model);
+  if (ctx.is_main()) {
+    std::printf("Model: WideResNet width %g, %lld parameters, %.3f GFLOP per trained image\n",
+                o.width, static_cast<long long>(parameter_count(*model)),
+                train_flops_per_image / 1e9);
+    std::fflush(stdout);
+  }
   model->to(device);
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
   // channels_last (NHWC) suits cuDNN's tensor-core kernels and oneDNN's CPU convolutions alike
@@ -155,12 +163,14 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
       std::printf("Epoch Throughput: %.3f images/second\n", images / epoch_time);
       std::fflush(stdout);
       if (!o.metrics_file.empty())
-        append_metrics(o.metrics_file, {{"epoch", epoch + 1},
-                                        {"epoch_time", epoch_time},
-                                        {"val_loss", v.loss},
-                                        {"val_accuracy", v.accuracy},
-                                        {"throughput", images / epoch_time},
-                                        {"loss_scale", scaler.current_scale()}});
+        append_metrics(o.metrics_file,
+                       {{"epoch", epoch + 1},
+                        {"epoch_time", epoch_time},
+                        {"val_loss", v.loss},
+                        {"val_accuracy", v.accuracy},
+                        {"throughput", images / epoch_time},
+                        {"tflops", images / epoch_time * train_flops_per_image / 1e12},
+                        {"loss_scale", scaler.current_scale()}});
       if (!o.checkpoint_dir.empty())
         save_checkpoint(o.checkpoint_dir, model, optimizer, scaler, progress, o);
     }
@@ -177,8 +187,11 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
   if (ctx.is_main()) {
     std::printf("\nTraining Summary:\n");
     std::printf("Total training time: %.3f seconds\n", progress.total_time);
-    std::printf("Throughput: %.3f images/second\n",
-                progress.total_time > 0 ? progress.total_images / progress.total_time : 0.0);
+    const double throughput =
+        progress.total_time > 0 ? progress.total_images / progress.total_time : 0.0;
+    std::printf("Throughput: %.3f images/second\n", throughput);
+    std::printf("Compute: %.3f TFLOP/s (%.3f GFLOP per trained image)\n",
+                throughput * train_flops_per_image / 1e12, train_flops_per_image / 1e9);
     std::printf("Number of nodes: %d\n", ctx.nodes);
     if (cuda) {
       std::printf("Number of GPUs per node: %d\n", ctx.local_world_size);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bn_relu.hpp"
+
 namespace ddp::trainer {
 namespace {
 
@@ -19,9 +21,7 @@ CbrImpl::CbrImpl(int64_t in, int64_t out) {
   bn = register_module("bn", nn::BatchNorm2d(out));
 }
 
-// ReLU in place on the batch norm's fresh output, as torchvision's ResNets do: the same values and
-// gradients (batch norm's backward does not read its output), one activation buffer less per layer.
-torch::Tensor CbrImpl::forward(const torch::Tensor& x) { return bn->forward(conv->forward(x)).relu_(); }
+torch::Tensor CbrImpl::forward(const torch::Tensor& x) { return batch_norm_relu(bn, conv->forward(x)); }
 
 ConvBlockImpl::ConvBlockImpl(int64_t in, int64_t out, bool scale) {
   layer1 = register_module("layer1", Cbr(in, out));
@@ -49,6 +49,36 @@ WideResNetImpl::WideResNetImpl(int64_t num_classes, double width) {
 
 torch::Tensor WideResNetImpl::forward(torch::Tensor x) {
   return classifier->forward(features->forward(x));
+}
+
+namespace {
+
+double conv_flops(const torch::nn::Conv2d& conv, int64_t h, int64_t w) {
+  const auto& weight = conv->weight;  // out x in/groups x kh x kw; stride 1, 'same' size here
+  return 2.0 * static_cast<double>(weight.numel()) * static_cast<double>(h * w);
+}
+
+double cbr_flops(const Cbr& cbr, int64_t h, int64_t w) { return conv_flops(cbr->conv, h, w); }
+
+}  // namespace
+
+double forward_flops_per_image(WideResNet& model) {
+  int64_t h = 32, w = 32;
+  double flops = 0;
+  for (const auto& layer : model->features->children()) {
+    if (const auto cbr = std::dynamic_pointer_cast<CbrImpl>(layer)) {
+      flops += cbr_flops(Cbr(cbr), h, w);
+    } else if (const auto block = std::dynamic_pointer_cast<ConvBlockImpl>(layer)) {
+      flops += cbr_flops(block->layer1, h, w) + cbr_flops(block->layer2, h, w);
+      if (block->shortcut) flops += conv_flops(block->shortcut, h, w);
+    } else if (const auto pool = std::dynamic_pointer_cast<nn::MaxPool2dImpl>(layer)) {
+      h /= (*pool->options.kernel_size())[0];
+      w /= (*pool->options.kernel_size())[1];
+    } else if (const auto pool = std::dynamic_pointer_cast<nn::AvgPool2dImpl>(layer)) {
+      h = w = 1;  // pooled to one value per channel before the classifier
+    }
+  }
+  return flops + 2.0 * static_cast<double>(model->classifier->weight.numel());
 }
 
 int64_t parameter_count(torch::nn::Module& module) {
