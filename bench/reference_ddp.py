@@ -13,6 +13,7 @@ the channels as ddp-cifar100's --width does; --workers defaults to the reference
 Launched like any torchrun-compatible program (spank_ddp, torchrun, or the bench script).
 """
 import argparse
+import contextlib
 import os
 import time
 
@@ -93,11 +94,18 @@ def main():
     p.add_argument("--data-dir", default="./datasets")
     p.add_argument("--width", type=float, default=1.0)
     p.add_argument("--workers", type=int, default=8)
+    # The reference trains with fp16 autocast on GPUs and fp32 on CPUs; the others are for
+    # comparing ddp-cifar100's --precision choices like for like.
+    p.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default=None)
     p.add_argument("--max-train-samples", type=int, default=0)
     p.add_argument("--max-test-samples", type=int, default=0)
     args = p.parse_args()
 
     cuda = torch.cuda.is_available()
+    precision = args.precision or ("fp16" if cuda else "fp32")
+    if precision == "fp16" and not cuda:
+        p.error("--precision fp16 needs a GPU")
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision)
     dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     local_rank = int(os.environ["LOCAL_RANK"])
@@ -118,7 +126,7 @@ def main():
     model = DDP(WideResNet(100, args.width).to(device), device_ids=[local_rank] if cuda else None)
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=args.base_lr, momentum=0.9, weight_decay=5e-4)
-    scaler = torch.cuda.amp.GradScaler(enabled=cuda)
+    scaler = torch.cuda.amp.GradScaler(enabled=precision == "fp16")
     total_time, total_images = 0.0, 0
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
@@ -127,7 +135,8 @@ def main():
         for images, labels in train_loader:
             images, labels = images.to(device, non_blocking=True), labels.to(device, non_blocking=True)
             opt.zero_grad()
-            with torch.autocast("cuda", enabled=cuda):
+            with (torch.autocast("cuda" if cuda else "cpu", dtype=amp_dtype) if amp_dtype
+                  else contextlib.nullcontext()):
                 loss = loss_fn(model(images), labels)
             scaler.scale(loss).backward()
             scaler.step(opt)

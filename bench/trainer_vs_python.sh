@@ -1,23 +1,60 @@
 #!/bin/bash
 # Images/second of ddp-cifar100 against a faithful Python implementation of the reference recipe
-# (bench/reference_ddp.py, Debian's python3-torch), measured side by side in one run on this
-# machine: same synthetic CIFAR-format data, model width, global batch, precision (fp32 on CPU)
-# and number of ranks (Gloo over loopback). Prints the throughput of each and the ratio.
-#   bench/trainer_vs_python.sh [RANKS=2] [WIDTH=0.25] [BATCH=128] [EPOCHS=3] [WORKERS=0]
-# A run's throughput is the mean of its epochs after the first (which pays for warm-up). The two
-# programs run REPEATS times (default 3) alternately, and the medians are compared, so that a
-# passing load on the machine does not favour either. WORKERS is the reference's DataLoader
-# workers per rank (it uses 8; on a 2-core machine extra processes only compete).
+# (bench/reference_ddp.py), measured side by side in one run on this machine: same synthetic
+# CIFAR-format data, model width, global batch, precision and number of ranks. Prints the
+# throughput of each, the ratio, and the achieved TFLOP/s (3 forward passes per trained image,
+# counted by ddp-cifar100 from its layers) with its share of the accelerator's peak.
+#   bench/trainer_vs_python.sh [RANKS] [WIDTH] [BATCH] [EPOCHS=3] [WORKERS]
+# CPU (Debian's python3-torch 1.13, Gloo over loopback, fp32): defaults 2 ranks, width 0.25,
+#   global batch 128, 4096 images, 0 loader workers (on a 2-core machine extra processes only
+#   compete; the reference uses 8).
+# GPU (found with nvidia-smi; PyTorch 2.x with CUDA in python3, NCCL): defaults one rank per GPU,
+#   the reference model (width 1), the reference's 256 images per GPU, fp16, 50,000 images, the
+#   reference's 8 loader workers per rank.
+# Environment: PRECISION (fp32|fp16|bf16), REPEATS (default 3), TRAIN_SAMPLES, TEST_SAMPLES,
+#   PYTHON, BUILD_DIR, PEAK_TFLOPS (the peak of ONE device at PRECISION, for the share; known
+#   NVIDIA data-centre GPUs are looked up).
+# A run's throughput is the mean of its epochs after the first (which pays for warm-up and, on a
+# GPU, cuDNN's autotuning). The two programs run REPEATS times alternately and the medians are
+# compared, so that a passing load on the machine does not favour either.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build}
 TRAINER=$BUILD/trainer/ddp-cifar100
 SYNTH=$BUILD/trainer/data/cifar-synth
-PYTHON=${PYTHON:-/usr/bin/python3}
-RANKS=${1:-2} WIDTH=${2:-0.25} BATCH=${3:-128} EPOCHS=${4:-3} WORKERS=${5:-0}
-REPEATS=${REPEATS:-3}
-TRAIN_SAMPLES=${TRAIN_SAMPLES:-4096} TEST_SAMPLES=${TEST_SAMPLES:-1024}
 for f in "$TRAINER" "$SYNTH"; do [ -x "$f" ] || { echo "build first (missing $f)" >&2; exit 1; }; done
+
+gpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU' || true)
+if [ "$gpus" -gt 0 ]; then
+  device=GPU
+  RANKS=${1:-$gpus} WIDTH=${2:-1} BATCH=${3:-$((256 * ${1:-$gpus}))} WORKERS=${5:-8}
+  PRECISION=${PRECISION:-fp16} PYTHON=${PYTHON:-$(command -v python3)}
+  TRAIN_SAMPLES=${TRAIN_SAMPLES:-50000} TEST_SAMPLES=${TEST_SAMPLES:-10000}
+  gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+else
+  device=CPU
+  RANKS=${1:-2} WIDTH=${2:-0.25} BATCH=${3:-128} WORKERS=${5:-0}
+  PRECISION=${PRECISION:-fp32} PYTHON=${PYTHON:-/usr/bin/python3}
+  TRAIN_SAMPLES=${TRAIN_SAMPLES:-4096} TEST_SAMPLES=${TEST_SAMPLES:-1024}
+  gpu_name=''
+fi
+EPOCHS=${4:-3} REPEATS=${REPEATS:-3}
+
+# Dense tensor-core peak of one GPU, TFLOP/s: fp16/bf16, and TF32 for fp32 (PyTorch lets cuDNN's
+# fp32 convolutions use TF32 by default). Empty when unknown: then only TFLOP/s is printed.
+peak_of() {
+  local half tf32
+  case "$1" in
+    *H100*PCIe*) half=756 tf32=378 ;;
+    *H100*NVL*) half=835 tf32=418 ;;
+    *H100* | *H200* | *GH200*) half=989 tf32=495 ;;
+    *A100*) half=312 tf32=156 ;;
+    *L40S*) half=362 tf32=183 ;;
+    *) return 0 ;;
+  esac
+  [ "$2" = fp32 ] && echo "$tf32" || echo "$half"
+}
+peak=${PEAK_TFLOPS:-$( [ -n "$gpu_name" ] && peak_of "$gpu_name" "$PRECISION" || true)}
 
 work=$(mktemp -d /tmp/ddp-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -28,8 +65,9 @@ run() {
   local name=$1 port=$(( 20000 + RANDOM % 9000 )) pids=() r status=0
   shift
   for ((r = 0; r < RANKS; r++)); do
-    env -i PATH=/usr/bin:/bin HOME="$work" RANK=$r LOCAL_RANK=$r WORLD_SIZE="$RANKS" \
-      LOCAL_WORLD_SIZE="$RANKS" MASTER_ADDR=127.0.0.1 MASTER_PORT=$port GLOO_SOCKET_IFNAME=lo \
+    env -i PATH="$PATH" HOME="$work" ${LD_LIBRARY_PATH:+LD_LIBRARY_PATH="$LD_LIBRARY_PATH"} \
+      RANK=$r LOCAL_RANK=$r WORLD_SIZE="$RANKS" LOCAL_WORLD_SIZE="$RANKS" \
+      MASTER_ADDR=127.0.0.1 MASTER_PORT=$port GLOO_SOCKET_IFNAME=lo \
       OMP_NUM_THREADS=$(( $(nproc) / RANKS > 0 ? $(nproc) / RANKS : 1 )) \
       "$@" >"$work/$name.$r" 2>&1 &
     pids+=($!)
@@ -41,7 +79,8 @@ run() {
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-common=(--data-dir "$work/data" --batch-size "$BATCH" --epochs "$EPOCHS" --width "$WIDTH" --base-lr 0.02)
+common=(--data-dir "$work/data" --batch-size "$BATCH" --epochs "$EPOCHS" --width "$WIDTH"
+        --base-lr 0.02 --precision "$PRECISION")
 cpp_runs='' py_runs=''
 for ((i = 0; i < REPEATS; i++)); do
   cpp_runs+=" $(run cpp "$TRAINER" "${common[@]}")"
@@ -49,11 +88,25 @@ for ((i = 0; i < REPEATS; i++)); do
 done
 cpp=$(median <<<"$cpp_runs")
 py=$(median <<<"$py_runs")
-awk -v c="$cpp" -v p="$py" -v r="$RANKS" -v w="$WIDTH" -v b="$BATCH" -v n="$TRAIN_SAMPLES" -v k="$WORKERS" \
-  -v e="$EPOCHS" -v m="$REPEATS" -v cr="$cpp_runs" -v pr="$py_runs" 'BEGIN {
-  printf "CIFAR-100 WideResNet width %s, global batch %s, %d ranks (gloo, fp32, CPU), %d images,\n", w, b, r, n
+gflop=$(sed -n 's/^Model: .* \([0-9.]*\) GFLOP per trained image$/\1/p' "$work/cpp.0")
+awk -v c="$cpp" -v p="$py" -v r="$RANKS" -v w="$WIDTH" -v b="$BATCH" -v n="$TRAIN_SAMPLES" \
+  -v k="$WORKERS" -v e="$EPOCHS" -v m="$REPEATS" -v cr="$cpp_runs" -v pr="$py_runs" \
+  -v dev="$device" -v prec="$PRECISION" -v name="$gpu_name" -v g="$gflop" -v peak="$peak" 'BEGIN {
+  backend = dev == "GPU" ? "nccl" : "gloo"
+  printf "CIFAR-100 WideResNet width %s, global batch %s, %d ranks (%s, %s, %s%s), %d images,\n",
+         w, b, r, backend, prec, dev, name == "" ? "" : ": " name, n
   printf "epochs 2..%d of each run, median of %d alternating runs\n", e, m
   printf "  reference recipe in Python (%d loader workers)  %10.1f images/s  (runs:%s)\n", k, p, pr
   printf "  ddp-cifar100                                 %10.1f images/s  (runs:%s)\n", c, cr
-  printf "  ratio ddp-cifar100 / Python: %.2f (goal >= 1.5 on CPU)\n", c / p
+  if (dev == "GPU")
+    printf "  ratio ddp-cifar100 / Python: %.2f (goal >= 2 with fp16 at the reference batch per GPU)\n", c / p
+  else
+    printf "  ratio ddp-cifar100 / Python: %.2f (goal >= 1.5 on CPU)\n", c / p
+  if (g != "") {
+    for (i = 0; i < 2; i++) {
+      who = i ? "ddp-cifar100" : "Python"; t = (i ? c : p) * g / 1000
+      share = peak != "" ? sprintf(", %.1f%% of peak %d x %s TFLOP/s", 100 * t / (peak * r), r, peak) : ""
+      printf "  achieved %-12s %8.3f TFLOP/s (%s GFLOP per trained image%s)\n", who, t, g, share
+    }
+  }
 }'
