@@ -14,6 +14,13 @@ int64_t scaled(int64_t channels, double width) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::lround(channels * width)));
 }
 
+double conv_flops(const nn::Conv2d& conv, int64_t h, int64_t w) {
+  const auto& weight = conv->weight;  // out x in/groups x kh x kw; stride 1, 'same' size here
+  return 2.0 * static_cast<double>(weight.numel()) * static_cast<double>(h * w);
+}
+
+double cbr_flops(const Cbr& cbr, int64_t h, int64_t w) { return conv_flops(cbr->conv, h, w); }
+
 }  // namespace
 
 CbrImpl::CbrImpl(int64_t in, int64_t out) {
@@ -51,17 +58,6 @@ torch::Tensor WideResNetImpl::forward(torch::Tensor x) {
   return classifier->forward(features->forward(x));
 }
 
-namespace {
-
-double conv_flops(const torch::nn::Conv2d& conv, int64_t h, int64_t w) {
-  const auto& weight = conv->weight;  // out x in/groups x kh x kw; stride 1, 'same' size here
-  return 2.0 * static_cast<double>(weight.numel()) * static_cast<double>(h * w);
-}
-
-double cbr_flops(const Cbr& cbr, int64_t h, int64_t w) { return conv_flops(cbr->conv, h, w); }
-
-}  // namespace
-
 double forward_flops_per_image(WideResNet& model) {
   int64_t h = 32, w = 32;
   double flops = 0;
@@ -74,7 +70,7 @@ double forward_flops_per_image(WideResNet& model) {
     } else if (const auto pool = std::dynamic_pointer_cast<nn::MaxPool2dImpl>(layer)) {
       h /= (*pool->options.kernel_size())[0];
       w /= (*pool->options.kernel_size())[1];
-    } else if (const auto pool = std::dynamic_pointer_cast<nn::AvgPool2dImpl>(layer)) {
+    } else if (std::dynamic_pointer_cast<nn::AvgPool2dImpl>(layer)) {
       h = w = 1;  // pooled to one value per channel before the classifier
     }
   }

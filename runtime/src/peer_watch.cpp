@@ -129,8 +129,8 @@ void PeerWatch::run() {
     const auto grace = explained_ ? options_.explained_grace : options_.exit_grace;
     if (report_ && grace.count() > 0 && Clock::now() - report_at_ >= grace) {
       std::fprintf(stderr,
-                   "[ddp] rank %d of %d: %s. Its collectives cannot complete; ending this process "
-                   "(%s s after the loss was known)\n",
+                   "[rank %d/%d] error: %s. Its collectives cannot complete; ending this "
+                   "process (%s s after the loss was known)\n",
                    context_.rank, context_.world_size, report_->c_str(), seconds_text(grace).c_str());
       std::fflush(stderr);
       std::_Exit(EXIT_FAILURE);

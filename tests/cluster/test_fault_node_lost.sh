@@ -18,9 +18,9 @@ wait_for_line "$WORK/out" '^Epoch 1/100 completed' 120 || fail "no epoch finishe
 ip -n "$netns" link set eth0 down
 start=$(now)
 limit=$((peer_timeout + 3 + 5 + 10))  # silence, the census of who else is silent, the 5 s grace, slack
-# A rank ends either from its watch ("[ddp] rank R of 4: ...") or, when another rank on n1 ended
-# first, from its failed collective ("[rank R/4] error: ..."); both name the lost rank.
-said() { echo "^\(\[ddp\] rank $1 of 4: \|\[rank $1/4\] error: \)"; }
+# A rank ends either from its watch or, when another rank on n1 ended first, from its failed
+# collective; both say "[rank R/4] error: ..." and name the lost ranks.
+said() { echo "^\[rank $1/4\] error: "; }
 for r in 0 1; do
   wait_for_line "$WORK/out" "$(said $r)" "$limit" ||
     fail "rank $r did not end within $limit s of the link going down: $(cat "$WORK/out")"

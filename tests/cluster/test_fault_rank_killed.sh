@@ -1,6 +1,8 @@
 #!/bin/bash
 # One rank killed mid-training (SIGKILL, as the OOM killer does): every other rank ends non-zero
-# within the collective time-out plus a few seconds, each saying which rank was lost and where.
+# within the collective time-out plus a few seconds, each saying which rank was lost and where:
+# from its failed collective, or from its heartbeat watch when its own collective still waits on
+# a rank that ended first (both print "[rank R/4] error: ...").
 source "$(dirname "$0")/testlib.sh"
 need_trainer
 timeout_s=30

@@ -99,7 +99,9 @@ TEST(BatchNormRelu, FusedKeepsItsPrecisionWhenTheMeanIsFarFromZero) {
     bn->to(dtype);
     const auto input = x.to(dtype).requires_grad_();
     const auto y = fused ? tr::batch_norm_relu(bn, input) : bn->forward(input).relu();
-    if (fused) EXPECT_TRUE(tr::fused_batch_norm_relu_applies(bn, input));
+    if (fused) {
+      EXPECT_TRUE(tr::fused_batch_norm_relu_applies(bn, input));
+    }
     y.backward(g.to(dtype));
     return std::vector<torch::Tensor>{y.to(torch::kDouble), input.grad().to(torch::kDouble),
                                       bn->weight.grad().to(torch::kDouble),
