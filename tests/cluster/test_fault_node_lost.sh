@@ -7,13 +7,10 @@
 source "$(dirname "$0")/testlib.sh"
 need_trainer
 peer_timeout=8
-trainer_job "$WORK/job.sh" DDP_PEER_TIMEOUT=$peer_timeout
-jobid=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
-  "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 100)
 netns=ddplab-n2
 link_up() { ip -n "$netns" link set eth0 up; }
-trap 'link_up 2>/dev/null; "$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-wait_for_line "$WORK/out" '^Epoch 1/100 completed' 120 || fail "no epoch finished: $(cat "$WORK/out")"
+AT_EXIT='link_up 2>/dev/null'
+start_training 100 DDP_PEER_TIMEOUT=$peer_timeout
 
 ip -n "$netns" link set eth0 down
 start=$(now)
@@ -36,6 +33,6 @@ for r in 0 1; do
 done
 expect_contains "$out" "ending this process" "the watch ends a rank whose collective hangs"
 expect_contains "$out" "srun: error: n1: task" "Slurm sees the ranks on n1 end"
-wait_job_gone "$jobid" 60 || fail "the job did not end after the link came back"
+wait_job_gone "$JOBID" 60 || fail "the job did not end after the link came back"
 "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "the lab did not recover"
 echo "PASS: the ranks on n1 ended ${took} s after n2 went off the network (peer time-out ${peer_timeout} s)"

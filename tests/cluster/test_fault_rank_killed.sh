@@ -6,11 +6,7 @@
 source "$(dirname "$0")/testlib.sh"
 need_trainer
 timeout_s=30
-trainer_job "$WORK/job.sh" DDP_TIMEOUT=$timeout_s
-jobid=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
-  "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 100)
-trap '"$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-wait_for_line "$WORK/out" '^Epoch 1/100 completed' 120 || fail "no epoch finished: $(cat "$WORK/out")"
+start_training 100 DDP_TIMEOUT=$timeout_s
 
 kill -KILL "$(cat "$WORK/pid.3")"  # rank 3, on n2
 start=$(now)
@@ -19,7 +15,7 @@ for r in 0 1 2; do
     fail "rank $r did not end within $((timeout_s + 10)) s of the kill: $(cat "$WORK/out")"
 done
 took=$(elapsed "$start")
-wait_job_gone "$jobid" 30 || fail "the job did not end: $(cat "$WORK/out")"
+wait_job_gone "$JOBID" 30 || fail "the job did not end: $(cat "$WORK/out")"
 out=$(cat "$WORK/out")
 echo "$out"
 for r in 0 1 2; do
@@ -28,6 +24,6 @@ for r in 0 1 2; do
 done
 expect_contains "$out" "srun: error: n2: task 3: Killed" "Slurm reports the kill"
 grep -q 'Training completed' <<<"$out" && fail "training completed without rank 3"
-state=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+state=$("$RUN" scontrol show job "$JOBID" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 [ "$state" = FAILED ] || fail "job state $state, expected FAILED"
 echo "PASS: ranks 0-2 ended ${took} s after rank 3 was killed (time-out ${timeout_s} s), naming it"

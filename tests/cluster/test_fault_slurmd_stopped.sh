@@ -7,11 +7,8 @@ source "$(dirname "$0")/testlib.sh"
 need_trainer
 # shellcheck source=lab-env.sh
 source "$TESTS_DIR/lab-env.sh"
-trainer_job "$WORK/job.sh"
-jobid=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
-  "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 6)
-trap '"$TESTS_DIR/up.sh" >/dev/null 2>&1; "$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-wait_for_line "$WORK/out" '^Epoch 1/6 completed' 120 || fail "no epoch finished: $(cat "$WORK/out")"
+AT_EXIT='"$TESTS_DIR/up.sh" >/dev/null 2>&1'
+start_training 6
 
 lab_stop_daemon slurmd-n2  # SIGTERM, as `systemctl stop slurmd`
 start=$(now)
@@ -22,7 +19,7 @@ echo "$new"
 expect_contains "$new" "n2" "the failed launch names the node"
 "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "slurmd on n2 did not come back"
 
-wait_job_gone "$jobid" 120 || fail "the training did not end: $(cat "$WORK/out")"
+wait_job_gone "$JOBID" 120 || fail "the training did not end: $(cat "$WORK/out")"
 out=$(cat "$WORK/out")
 echo "$out"
 expect_contains "$out" "Epoch 6/6 completed" "the training went on without n2's slurmd"
