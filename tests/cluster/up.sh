@@ -243,18 +243,26 @@ make_network() {
 # Nothing in the chain forks (setsid is no group leader in a script,
 # nsenter/unshare without --fork, sh execs), so $! is the daemon itself.
 # The environment is emptied so that the caller's variables (DDP_*, ...)
-# do not leak into slurmstepd and the plugin under test.
+# do not leak into slurmstepd and the plugin under test. So are the caller's
+# open files: a daemon that inherits a lock (fd 9 here, or a caller's
+# `flock LOCK up.sh`) or a pipe (CTest's output) would hold it for its life.
 spawn() {
     local name=$1 netns=$2 uts=$3 pid extra=()
     shift 3
     read -r -a extra <<<"${LAB_DAEMON_ENV:-}"
-    # shellcheck disable=SC2016 # $1.. are expanded by the inner sh
-    setsid nsenter --net="$LAB_NETNS_DIR/$netns" -- \
-        unshare --uts --mount --propagation private -- \
-        /bin/sh -c 'echo "$1" >/proc/sys/kernel/hostname && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"' \
-        lab-spawn "$uts" "$LAB_DIR/hosts" \
-        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "${extra[@]}" "$@" \
-        </dev/null >>"$LAB_LOG_DIR/$name.out" 2>&1 9>&- &
+    # The subshell execs, so $! is still the daemon itself.
+    (
+        for fd in /proc/self/fd/*; do
+            fd=${fd##*/}
+            ((fd > 2)) && eval "exec $fd>&-"
+        done
+        # shellcheck disable=SC2016 # $1.. are expanded by the inner sh
+        exec setsid nsenter --net="$LAB_NETNS_DIR/$netns" -- \
+            unshare --uts --mount --propagation private -- \
+            /bin/sh -c 'echo "$1" >/proc/sys/kernel/hostname && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"' \
+            lab-spawn "$uts" "$LAB_DIR/hosts" \
+            env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "${extra[@]}" "$@"
+    ) </dev/null >>"$LAB_LOG_DIR/$name.out" 2>&1 &
     pid=$!
     echo "$pid" >"$LAB_PID_DIR/$name.pid"
     lab_proc_starttime "$pid" >"$LAB_PID_DIR/$name.stime"
