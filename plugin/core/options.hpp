@@ -9,14 +9,10 @@
 #include <vector>
 
 #include "ddp/env_contract.hpp"
+#include "limits.hpp"  // kMaxNodes, kMaxGpusPerNode: the contract's, shared with cli_filter.lua
+#include "port.hpp"    // PortRange
 
 namespace ddp::plan {
-
-struct PortRange {
-  std::uint16_t low = 20000;
-  std::uint16_t high = 29999;
-  unsigned size() const { return static_cast<unsigned>(high) - low + 1; }
-};
 
 enum class Bind { Closest, None };
 
@@ -33,10 +29,6 @@ struct UserOptions {
   std::optional<Bind> bind;
   bool verbose = false;
 };
-
-// Limits for counts: far beyond any real machine, small enough that products cannot overflow.
-inline constexpr unsigned kMaxNodes = 100000;
-inline constexpr unsigned kMaxGpusPerNode = 64;
 
 // Names of the options as users type them (without the leading "--").
 inline constexpr const char* kOptDdp = "ddp";

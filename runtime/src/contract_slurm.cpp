@@ -9,8 +9,8 @@
 #include "ddp/env_contract.hpp"
 #include "ddp/error.hpp"
 #include "error.hpp"
-#include "hostlist.hpp"
-#include "options.hpp"
+#include "limits.hpp"
+#include "node_list.hpp"
 #include "parse.hpp"
 #include "port.hpp"
 #include "tasks_per_node.hpp"
@@ -89,7 +89,7 @@ RawContract read_slurm(const EnvReader& env) {
   std::vector<unsigned> per_node;
   try {
     per_node = expand_tasks_per_node(tasks_name, tasks_text, plan::kMaxNodes);
-  } catch (const Error& e) {
+  } catch (const plan::PlanError& e) {
     env.fail(e.what());
   }
   std::uint64_t listed = 0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string_view>
 
-#include "ddp/error.hpp"
 #include "error.hpp"
 #include "parse.hpp"
 
@@ -14,7 +13,7 @@ namespace {
 constexpr unsigned kMaxTasksOnNode = 1u << 24;
 
 [[noreturn]] void bad_syntax(const std::string& what, const std::string& text) {
-  throw Error(what + "=" + plan::quoted(text) +
+  throw plan::PlanError(what + "=" + plan::quoted(text) +
               " is not Slurm's tasks-per-node list; expected counts with optional repeats, "
               "e.g. 4(x2),3. Was it changed by hand? Unset it and let srun set it.");
 }
@@ -50,7 +49,7 @@ std::vector<unsigned> expand_tasks_per_node(const std::string& what, const std::
       bad_syntax(what, text);
     }
     if (repeat > max_nodes - out.size())
-      throw Error(what + "=" + plan::quoted(text) + " lists more than " +
+      throw plan::PlanError(what + "=" + plan::quoted(text) + " lists more than " +
                   std::to_string(max_nodes) + " nodes; Slurm steps are smaller than that.");
     out.insert(out.end(), repeat, tasks);
     start = comma + 1;

@@ -8,9 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "options.hpp"
-
 namespace ddp::plan {
+
+// The range a derived port is taken from (plugstack.conf port_range=LOW-HIGH).
+struct PortRange {
+  std::uint16_t low = 20000;
+  std::uint16_t high = 29999;
+  unsigned size() const { return static_cast<unsigned>(high) - low + 1; }
+};
 
 enum class PortSource { Reserved, Option, Derived };
 const char* port_source_name(PortSource s);

@@ -6,7 +6,7 @@
 
 namespace ddp::detail {
 
-// One count per node, in the step's node order. Throws ddp::Error naming `what` when the text is
+// One count per node, in the step's node order. Throws plan::PlanError naming `what` when the text is
 // not in Slurm's syntax, a count is 0, or it lists more than `max_nodes` nodes.
 std::vector<unsigned> expand_tasks_per_node(const std::string& what, const std::string& text,
                                             unsigned max_nodes);

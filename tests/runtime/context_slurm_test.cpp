@@ -3,7 +3,6 @@
 
 #include "ddp/context.hpp"
 #include "env_map.hpp"
-#include "options.hpp"
 #include "port.hpp"
 
 using ddp::Context;
