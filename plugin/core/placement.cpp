@@ -154,6 +154,13 @@ NodePlacement place_ranks(const Topology& topo, const NetFacts& net, const Place
 
   choose_socket_interface(topo, net, req, out);
   if (req.bind == Bind::None) return out;
+  // Binding must never widen what Slurm granted: without the step's CPUs, Slurm's own per-task
+  // binding is the narrowest safe choice.
+  if (!req.cpu_grant_problem.empty()) {
+    out.warnings.push_back(req.cpu_grant_problem +
+                           "; each task keeps the CPUs Slurm bound it to (no GPU-local binding)");
+    return out;
+  }
 
   // Ranks that share a GPU locality share its CPUs; CPU-only ranks share the step's CPUs.
   std::map<CpuList, std::vector<unsigned>> groups;
@@ -161,8 +168,10 @@ NodePlacement place_ranks(const Topology& topo, const NetFacts& net, const Place
     const auto& rank = out.ranks[r];
     CpuList local = rank.gpu ? intersect(topo.gpus[*rank.gpu].locality.cpus, allowed) : allowed;
     if (local.empty() && rank.gpu) {
-      out.warnings.push_back("the CPUs next to GPU " + topo.gpus[*rank.gpu].busid +
-                             " are not among the step's CPUs; local rank " + std::to_string(r) +
+      out.warnings.push_back("the CPUs next to GPU " + topo.gpus[*rank.gpu].busid + " (" +
+                             format_cpu_list(topo.gpus[*rank.gpu].locality.cpus) +
+                             ") are not among the step's CPUs (" + format_cpu_list(allowed) +
+                             "); local rank " + std::to_string(r) +
                              " gets a fair share of the step's CPUs instead (ask for CPUs near "
                              "the GPU, e.g. --cpus-per-gpu, or use --ddp-bind=none)");
       local = allowed;

@@ -35,6 +35,9 @@ struct PlacementRequest {
   std::vector<unsigned> step_gpus;  // Slurm's GPU indices on this node; local rank i drives [i]
   unsigned local_tasks = 1;
   CpuList allowed_cpus;             // CPUs the step holds here; empty = all in the topology
+  // Set when the step's CPUs are not known (StepFacts::cpu_grant_problem): then no rank is bound,
+  // each task keeps the CPUs Slurm bound it to, and the reason becomes a warning.
+  std::string cpu_grant_problem;
   Bind bind = Bind::Closest;
   std::vector<std::string> preferred_interfaces;  // the profile's socket_interfaces, in order
 };

@@ -87,6 +87,7 @@ NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus) {
   req.step_gpus = gpus.step_gpus;
   req.local_tasks = f.local_tasks;
   req.allowed_cpus = f.allowed_cpus;
+  req.cpu_grant_problem = f.cpu_grant_problem;
   req.bind = step.options.bind.value_or(step.profile.bind.value_or(Bind::Closest));
   req.preferred_interfaces = step.profile.socket_interfaces;
   if (f.topology) return place_ranks(*f.topology, f.net, req);

@@ -24,7 +24,13 @@ struct StepFacts {
   std::string hostname;      // this node, for messages
   std::optional<std::string> resv_ports;  // SLURM_STEP_RESV_PORTS, when MpiParams=ports= is set
   unsigned cpus_on_node = 1;              // CPUs the step holds on this node
-  CpuList allowed_cpus;  // the step's CPUs here (slurmstepd's affinity: the step cgroup's cpuset)
+  CpuList allowed_cpus;  // the step's CPUs here: its cores (alloc_cores) within slurmstepd's affinity
+  // S_STEP_ALLOC_CORES: Slurm's ids of the step's cores on this node ("0-1,4"); unset in ddp-plan
+  // without --alloc-cores, where allowed_cpus is all the step holds.
+  std::optional<std::string> alloc_cores;
+  // Why alloc_cores could not be mapped to CPUs ("" when it could): tasks then keep the CPUs
+  // Slurm bound them to, never the whole node (core_grant.hpp).
+  std::string cpu_grant_problem;
   std::optional<Topology> topology;       // unset when it could not be loaded
   std::string topology_problem;           // why not, for the user
   NetFacts net;

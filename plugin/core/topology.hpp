@@ -63,6 +63,10 @@ struct Topology {
   std::vector<Gpu> gpus;     // compute GPUs only (no BMC VGA, no NVSwitch), in PCI bus-id order
   std::vector<Nic> nics;     // in PCI bus-id order
   CpuList cpus;              // every CPU the topology allows (hwloc_topology_get_allowed_cpuset)
+  // Each core's hardware threads (OS CPU numbers), cores in hwloc's tree order: socket by socket,
+  // the order in which Slurm numbers a node's cores. Empty when hwloc does not show every core
+  // (a cpuset hid some, or an XML was exported inside one): Slurm's core ids then cannot be mapped.
+  std::vector<CpuList> cores;
   double load_ms = 0;        // how long loading took
 };
 

@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "parse.hpp"
+#include "topology_cores.hpp"
 #include "topology_hwloc.hpp"
 
 namespace ddp::plan {
@@ -130,6 +131,7 @@ Topology load_topology(const std::optional<std::string>& xml_path) {
     throw PlanError("topology " + quoted_path(topo.source) +
                     " allows no CPUs; check the cgroup cpuset of the step (or the XML's " +
                     "allowed_cpuset)");
+  topo.cores = hwloc_walk::find_cores(raw);  // Slurm's core ids -> CPUs (core_grant.hpp)
   topo.gpus = hwloc_walk::find_gpus(raw);
   topo.nics = hwloc_walk::find_nics(raw);
   topo.load_ms =

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core_grant.hpp"
 #include "error.hpp"
 #include "parse.hpp"
 
@@ -35,8 +36,8 @@ std::string hostname() {
   return buf;
 }
 
-// slurmstepd runs inside the step's cgroup when the site uses task/cgroup: its affinity is then
-// exactly the CPUs the step holds on this node.
+// slurmstepd runs inside the step's cgroup when the site uses task/cgroup with ConstrainCores=yes:
+// its affinity is then the CPUs the step holds here. Otherwise it is the whole node.
 plan::CpuList own_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -45,6 +46,15 @@ plan::CpuList own_affinity() {
   for (unsigned c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
+}
+
+// The step's core ids on this node in Slurm's list syntax ("0-1,4"); "" when Slurm does not say,
+// which the grant then reports rather than binding to the whole node.
+std::string step_alloc_cores(spank_t sp) {
+  char* cores = nullptr;
+  if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || cores == nullptr)
+    return "";
+  return cores;
 }
 
 }  // namespace
@@ -84,13 +94,14 @@ plan::StepFacts read_step_facts(spank_t sp, const plan::PlugstackConfig& config)
     throw plan::PlanError("SLURM_STEP_NODELIST is not set in the step; cannot find MASTER_ADDR");
   f.nodelist = *nodelist;
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
-  f.allowed_cpus = own_affinity();
+  f.alloc_cores = step_alloc_cores(sp);
   try {
     f.topology = plan::load_topology(config.topology_xml);
   } catch (const std::exception& e) {
     f.topology_problem = std::string("cannot load the node topology: ") + e.what();
   }
   f.net = plan::read_net_facts();
+  plan::apply_core_grant(f, own_affinity());
   return f;
 }
 

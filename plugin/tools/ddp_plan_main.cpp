@@ -2,6 +2,7 @@
 // can see and debug it without submitting a job. Same planner, same validation as the plugin.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core_grant.hpp"
 #include "error.hpp"
 #include "hostlist.hpp"
 #include "options.hpp"
@@ -39,6 +41,7 @@ struct Args {
   std::optional<std::string> cpus;
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> cpus_allowed;
+  std::optional<std::string> alloc_cores;
   std::vector<std::string> net_up;
   std::vector<std::string> plugstack;
   std::optional<std::string> profile;
@@ -51,6 +54,17 @@ struct Args {
 std::string this_host() {
   char buf[256] = {};
   return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
+}
+
+// What Slurm would count for a step on these cores: their hardware threads (CR_Core), or without
+// core ids every allowed CPU. Ids beyond the topology count nothing; the grant reports them.
+unsigned default_step_cpus(const p::Topology& topo, const std::optional<std::string>& alloc_cores,
+                           const p::CpuList& affinity) {
+  if (!alloc_cores) return static_cast<unsigned>(affinity.size());
+  std::size_t threads = 0;
+  for (unsigned id : p::parse_index_list("--alloc-cores", *alloc_cores, 65535))
+    if (id < topo.cores.size()) threads += topo.cores[id].size();
+  return static_cast<unsigned>(std::max<std::size_t>(threads, 1));
 }
 
 // A profile argument is a file when it looks like a path, otherwise a name in the profile dir.
@@ -95,10 +109,12 @@ int run(const Args& a) {
                        a.nodes);
   f.hostname = hosts[f.node_id];
   f.topology = p::load_topology(a.topology);
-  f.allowed_cpus = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
-                                  : f.topology->cpus;
+  const p::CpuList affinity = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
+                                             : f.topology->cpus;
+  f.alloc_cores = a.alloc_cores;
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
-                          : static_cast<unsigned>(f.allowed_cpus.size());
+                          : default_step_cpus(*f.topology, a.alloc_cores, affinity);
+  p::apply_core_grant(f, affinity);
   // The live machine's interfaces only mean something when planning for this machine.
   if (!a.topology) f.net = p::read_net_facts();
   for (const auto& name : a.net_up) f.net.interfaces.push_back({name, true, false, true});
@@ -141,7 +157,11 @@ int main(int argc, char** argv) {
   app.add_option("--resv-ports", a.resv_ports, "SLURM_STEP_RESV_PORTS of the step");
   app.add_option("--cpus", a.cpus, "CPUs the step holds on this node (default: all allowed)");
   app.add_option("--cpus-allowed", a.cpus_allowed,
-                 "the step's CPUs on this node, e.g. 0-15 (default: all in the topology)");
+                 "slurmstepd's CPUs on this node (its cgroup cpuset), e.g. 0-15 (default: all in "
+                 "the topology); without --alloc-cores these are the step's CPUs");
+  app.add_option("--alloc-cores", a.alloc_cores,
+                 "Slurm's core ids of the step on this node, e.g. 0-1,4 (S_STEP_ALLOC_CORES; "
+                 "`scontrol show job -d` lists a job's as CPU_IDs on CR_Core nodes without SMT)");
   app.add_option("--net-up", a.net_up,
                  "an interface to treat as up with an address (repeatable; with --topology "
                  "this machine's interfaces are not looked at)");

@@ -22,6 +22,11 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
                {"local_tasks", f.local_tasks}, {"cpus", f.cpus_on_node},
                {"master_addr", step.master_addr}, {"master_port", step.port.port},
                {"port_source", plan::port_source_name(step.port.source)}};
+  j["step"]["alloc_cores"] = f.alloc_cores ? nlohmann::json(*f.alloc_cores) : nlohmann::json(nullptr);
+  // null when Slurm's core ids could not be mapped: tasks keep Slurm's own binding.
+  j["step"]["step_cpus"] = f.cpu_grant_problem.empty()
+                               ? nlohmann::json(plan::format_cpu_list(f.allowed_cpus))
+                               : nlohmann::json(nullptr);
   j["topology"] = f.topology ? nlohmann::json{{"source", f.topology->source},
                                               {"gpus", f.topology->gpus.size()},
                                               {"nics", f.topology->nics.size()},
@@ -67,6 +72,11 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
     s << "topology " << f.topology->source << ": " << f.topology->gpus.size() << " GPUs, "
       << f.topology->nics.size() << " NICs, " << f.topology->cpus.size() << " CPUs (loaded in "
       << std::fixed << std::setprecision(1) << f.topology->load_ms << " ms)\n";
+  if (f.alloc_cores)
+    s << "Slurm's cores " << *f.alloc_cores << ": "
+      << (f.cpu_grant_problem.empty() ? "CPUs " + plan::format_cpu_list(f.allowed_cpus)
+                                      : std::string("not mapped, tasks keep Slurm's binding"))
+      << "\n";
   s << "socket interface "
     << (placement.socket_interface ? *placement.socket_interface + " (" +
                                          placement.socket_interface_reason + ")"
