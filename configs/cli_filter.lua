@@ -51,6 +51,21 @@ local function explicit(options, key)
   return tostring(options[key])
 end
 
+-- GPUs per node asked through --gres (gpu, gpu:N, gpu:TYPE:N, among other GRES, with or
+-- without Slurm's "gres/" or "gres:" prefix), or nil when --gres names no GPU.
+local function gres_gpus(text)
+  local total = nil
+  for item in string.gmatch(text, "[^,]+") do
+    item = string.gsub(item, "^gres[:/]", "")
+    local name, rest = string.match(item, "^([^:]+)(.*)$")
+    if name == "gpu" then
+      local count = tonumber(string.match(rest, ":(%d+)$") or "1")
+      total = (total or 0) + count
+    end
+  end
+  return total
+end
+
 local function fail(message)
   slurm.log_error("spank_ddp: %s", message)
   return slurm.ERROR
@@ -91,7 +106,30 @@ function ddp_pre_submit(options, offset)
       return fail(string.format("--ddp-gpus=%d conflicts with --gpus-per-node=%s; give only one",
                                 gpus, given_gpus))
     end
-    options["gpus-per-node"] = tostring(gpus)
+    -- Any other GPU request beside --ddp-gpus would make the job's GPUs differ from its tasks,
+    -- and every step would then fail at creation.
+    local given_gres = explicit(options, "gres")
+    local gres_count = given_gres and gres_gpus(given_gres)
+    if gres_count ~= nil and gres_count ~= gpus then
+      -- Slurm keeps --gres=gpu:1 as "gres:gpu:1": show what the user typed.
+      local typed = string.gsub(given_gres, "gres[:/]", "")
+      return fail(string.format("--ddp-gpus=%d conflicts with --gres=%s; give only one of them",
+                                gpus, typed))
+    end
+    local given_total = explicit(options, "gpus")
+    if given_total ~= nil then
+      return fail(string.format("--ddp-gpus=%d (GPUs per node) conflicts with --gpus=%s (GPUs per "
+                                .. "job); give only --ddp-gpus", gpus, given_total))
+    end
+    local given_per_task = explicit(options, "gpus-per-task")
+    if given_per_task ~= nil and given_per_task ~= "1" and given_per_task ~= "gpu:1" then
+      return fail(string.format("--ddp-gpus=%d (one GPU per task) conflicts with --gpus-per-task=%s;"
+                                .. " give only --ddp-gpus", gpus, given_per_task))
+    end
+    -- A matching --gres already asks for the GPUs; asking twice is Slurm's error to make.
+    if gres_count == nil then
+      options["gpus-per-node"] = tostring(gpus)
+    end
     options["ntasks-per-node"] = tostring(gpus)
   end
   return slurm.SUCCESS

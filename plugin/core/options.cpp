@@ -48,13 +48,19 @@ void check_profile_name(std::string_view option, std::string_view name) {
     throw PlanError(std::string(option) + "=" + quoted(name) +
                     " is not a profile name; a name is 1-64 letters, digits, '-', '_' or '.', "
                     "not starting with '.' or '-' (a name, not a path)");
+  if (name == kDdpOff)
+    throw PlanError(std::string(option) + "=" + quoted(name) +
+                    " is reserved: --ddp=off keeps a step plain; give the profile another name");
 }
 
 void apply_user_option(UserOptions& options, std::string_view name, std::string_view value) {
   options.requested = true;
   if (name == kOptDdp) {
-    // --ddp alone turns the plugin on; --ddp=PROFILE also names the profile.
-    if (!value.empty()) {
+    // --ddp alone turns the plugin on; --ddp=PROFILE also names the profile; --ddp=off keeps
+    // this step plain although the job asked for DDP (srun sees sbatch's options first, then its
+    // own, so the last --ddp wins).
+    options.off = value == kDdpOff;
+    if (!value.empty() && !options.off) {
       check_profile_name(opt(kOptDdp), value);
       options.profile = std::string(value);
     }

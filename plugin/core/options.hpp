@@ -20,6 +20,7 @@ enum class Bind { Closest, None };
 // "asked for" from "default".
 struct UserOptions {
   bool requested = false;  // any --ddp* option was given: the plugin acts on this step
+  bool off = false;        // --ddp=off, the last word on --ddp: the step stays plain
   std::optional<unsigned> nodes;
   std::optional<unsigned> gpus_per_node;
   std::optional<std::string> profile;       // a name in the site's profile directory
@@ -39,6 +40,9 @@ inline constexpr const char* kOptPort = "ddp-port";
 inline constexpr const char* kOptBackend = "ddp-backend";
 inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
+
+// `--ddp=off` keeps a step plain, so "off" is never a profile name.
+inline constexpr const char* kDdpOff = "off";
 
 // Applies one option as typed on the command line (value may be empty for flags). Throws
 // PlanError naming the option, the value and what is allowed. Applying the same option twice with

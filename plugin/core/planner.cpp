@@ -43,7 +43,10 @@ std::optional<std::string> widened_visible_devices(const GpuFacts& gpus) {
 
 }  // namespace
 
-std::string shape_fix_hint(const UserOptions& o) {
+std::string shape_fix_hint(const UserOptions& o, bool job_has_shape) {
+  if (job_has_shape)
+    return "the job's allocation has that shape, this step alone differs: run it as a plain step "
+           "with srun --ddp=off, or as a DDP step of its own shape with srun --ddp";
   const std::string n = o.nodes ? std::to_string(*o.nodes) : "N";
   const std::string g = o.gpus_per_node ? std::to_string(*o.gpus_per_node) : "G";
   return "ask the admin to enable the slurm-ddp cli_filter (CliFilterPlugins=cli_filter/lua with "
@@ -62,12 +65,12 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   if (options.nodes && *options.nodes != facts.nodes)
     throw PlanError(asked(options) + " asked for " + plural(*options.nodes, "node") +
                     ", but this step runs on " + plural(facts.nodes, "node") + " (" +
-                    facts.nodelist + "). Fix: " + shape_fix_hint(options));
+                    facts.nodelist + "). Fix: " + shape_fix_hint(options, facts.job_has_shape));
   if (options.gpus_per_node && *options.gpus_per_node != facts.local_tasks)
     throw PlanError(asked(options) + " asked for one task per GPU, " +
                     plural(*options.gpus_per_node, "task") + " per node, but node " +
                     facts.hostname + " runs " + plural(facts.local_tasks, "task") +
-                    " of this step. Fix: " + shape_fix_hint(options));
+                    " of this step. Fix: " + shape_fix_hint(options, facts.job_has_shape));
 
   StepPlan plan;
   plan.facts = facts;
@@ -121,7 +124,7 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
     throw PlanError(asked(o) + " asked for " + plural(*o.gpus_per_node, "GPU") +
                     " per node, but Slurm gave this step " + plural(ngpus, "GPU") + " on node " +
                     f.hostname + " (SLURM_STEP_GPUS=" + join(gpus.step_gpus) +
-                    "). Fix: " + shape_fix_hint(o));
+                    "). Fix: " + shape_fix_hint(o, f.job_has_shape));
 
   // NCCL needs a GPU per rank; without one each, the default is Gloo. Only an explicit
   // --ddp-backend=nccl that cannot work is an error.

@@ -62,7 +62,8 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
 std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus,
                                 const NodePlacement& placement);
 
-// The command-line options that would have produced this step's shape, for fix-it messages.
-std::string shape_fix_hint(const UserOptions& options);
+// How to fix a step whose shape is not the one asked, for error messages: the allocation (the
+// cli_filter, or the request) when the job lacks the shape, otherwise the step's own options.
+std::string shape_fix_hint(const UserOptions& options, bool job_has_shape);
 
 }  // namespace ddp::plan

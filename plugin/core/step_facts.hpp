@@ -23,6 +23,9 @@ struct StepFacts {
   std::string nodelist;      // SLURM_STEP_NODELIST, Slurm host list syntax
   std::string hostname;      // this node, for messages
   std::optional<std::string> resv_ports;  // SLURM_STEP_RESV_PORTS, when MpiParams=ports= is set
+  // srun found that the job's allocation has the asked DDP shape: a mismatch is then this step's
+  // own, and the fix is --ddp=off or srun --ddp, not the cli_filter.
+  bool job_has_shape = false;
   unsigned cpus_on_node = 1;              // CPUs the step holds on this node
   CpuList allowed_cpus;  // the step's CPUs here: its cores (alloc_cores) within slurmstepd's affinity
   // S_STEP_ALLOC_CORES: Slurm's ids of the step's cores on this node ("0-1,4"); unset in ddp-plan

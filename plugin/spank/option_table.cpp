@@ -1,7 +1,9 @@
 #include "option_table.hpp"
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "options.hpp"
 #include "plugin_state.hpp"
@@ -55,16 +57,38 @@ struct spank_option spank_options[] = {
     SPANK_OPTIONS_TABLE_END};
 }
 
+extern "C" const char plugin_name[];  // plugin_symbols.cpp
+
 namespace ddp::spank {
 namespace {
 
 constexpr std::size_t kOptionCount = sizeof(spank_options) / sizeof(spank_options[0]) - 1;
+
+// srun hands each option to the plugin first as inherited from sbatch/salloc (their
+// SLURM_SPANK_... variable), then again for each time its own command line gives it. So a call
+// beyond the inherited one is srun's own command line, which is what makes a step a DDP step of
+// its own shape (step_role.hpp).
+void note_command_line(std::size_t index, std::string_view value) {
+  static std::size_t calls[kOptionCount] = {};
+  const std::string name = spank_options[index].name;
+  std::string var = std::string("SLURM_SPANK__SLURM_SPANK_OPTION_") + plugin_name + "_" + name;
+  for (char& c : var)
+    if (c == '-') c = '_';
+  const bool inherited = std::getenv(var.c_str()) != nullptr;
+  if (inherited && calls[index]++ == 0) return;
+  auto& given = state().command_line;
+  if (name == p::kOptNodes) given.nodes = true;
+  if (name == p::kOptGpus) given.gpus = true;
+  if (name != p::kOptVerbose && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
+}
 
 int on_option(int val, const char* optarg, int remote) {
   return guarded("option", [&] {
     if (val < 0 || static_cast<std::size_t>(val) >= kOptionCount) return -1;
     const char* name = spank_options[val].name;
     try {
+      if (spank_context() == S_CTX_LOCAL)
+        note_command_line(static_cast<std::size_t>(val), optarg ? optarg : "");
       p::apply_user_option(state().options, name, optarg ? optarg : "");
     } catch (const std::exception& e) {
       if (!remote) {

@@ -9,6 +9,7 @@
 #include "options.hpp"
 #include "planner.hpp"
 #include "spank_api.hpp"
+#include "step_role.hpp"
 
 namespace ddp::spank {
 
@@ -19,9 +20,18 @@ struct PluginState {
   // from user_init never reach the user (Slurm bug 7573).
   std::optional<std::string> deferred_error;
   std::optional<plan::StepPlan> step;
+
+  // srun only: which options its own command line gave, and the job it runs in (read at init,
+  // before srun rewrites the task layout variables for its step).
+  plan::CommandLineOptions command_line;
+  std::optional<plan::JobShape> job;
 };
 
 PluginState& state();
+
+// srun only, from slurm_spank_init: srun rewrites SLURM_TASKS_PER_NODE for its step before
+// local_user_init, so the job's layout is read before option processing starts.
+void remember_job_shape();
 
 inline constexpr const char* kLogPrefix = "spank_ddp: ";
 

@@ -43,6 +43,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     // sbatch and salloc ignore the static option table: they learn options only this way, and
     // registering in other contexts as well would register them twice and disable them.
     if (ctx == S_CTX_ALLOCATOR) return ddp::spank::register_options(sp);
+    if (ctx == S_CTX_LOCAL) ddp::spank::remember_job_shape();
     return 0;
   });
 }

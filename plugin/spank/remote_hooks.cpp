@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "error.hpp"
@@ -11,6 +12,7 @@
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
 #include "step_facts_reader.hpp"
+#include "step_role.hpp"
 #include "user_file_reader.hpp"
 
 namespace {
@@ -19,7 +21,16 @@ using ddp::spank::state;
 
 bool step_wants_ddp() {
   const auto& s = state();
+  if (s.options.off) return false;
   return s.options.requested || s.config.activation == ddp::plan::Activation::Always;
+}
+
+// srun's decision for this step (step_role.hpp); none from an srun without the plugin, or when
+// no option asked for DDP (activate=always): then the step is held to every option in force.
+std::optional<ddp::plan::StepRoleDecision> srun_decision(spank_t sp) {
+  const auto text = ddp::spank::get_env(sp, ddp::plan::kStepRoleVar);
+  if (!text) return std::nullopt;
+  return ddp::plan::decode_step_role(*text);
 }
 
 // The task's stderr goes to srun's terminal or the job's output file.
@@ -48,16 +59,23 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     if (s.deferred_error || !step_wants_ddp()) return 0;
     if (!ddp::spank::launch_step_id(sp)) return 0;
     try {
-      const auto facts = ddp::spank::read_step_facts(sp, s.config);
+      const auto role = srun_decision(sp);
+      if (role && role->role == ddp::plan::StepRole::Plain) return 0;
+      // A step of its own shape (srun --ddp) is not held to the job's --ddp-nodes/--ddp-gpus.
+      ddp::plan::UserOptions options = s.options;
+      if (role && !role->check_nodes) options.nodes.reset();
+      if (role && !role->check_gpus) options.gpus_per_node.reset();
+      auto facts = ddp::spank::read_step_facts(sp, s.config);
+      facts.job_has_shape = role && role->job_has_shape;
       uid_t uid = 0;
       gid_t gid = 0;
       if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
           spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
         throw ddp::plan::PlanError("cannot read the job's user from Slurm");
       const auto choice = ddp::plan::choose_profile(
-          s.options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
+          options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
           [&](const std::string& path) { return ddp::spank::read_profile_as_user(uid, gid, path); });
-      s.step = ddp::plan::plan_step(facts, s.options, s.config,
+      s.step = ddp::plan::plan_step(facts, options, s.config,
                                     ddp::plan::resolve_for_node(choice, facts.hostname));
     } catch (const std::exception& e) {
       s.deferred_error = e.what();
@@ -73,6 +91,8 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
   if (spank_context() != S_CTX_REMOTE) return 0;
   return ddp::spank::guarded("task_init", [&] {
     auto& s = state();
+    // srun's note to slurmstepd is no business of the program's.
+    (void)spank_unsetenv(sp, ddp::plan::kStepRoleVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
       slurm_error("spank_ddp: %s", s.deferred_error->c_str());
