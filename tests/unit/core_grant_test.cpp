@@ -140,3 +140,23 @@ TEST(CoreGrant, AnUntrustedGrantBindsNoRankAndSaysWhy) {
   for (const auto& w : p::place_ranks(topology("nvidiaDGX2.xml"), p::NetFacts{}, req).warnings)
     EXPECT_FALSE(mentions(w, "Slurm bound it to")) << w;
 }
+
+TEST(CoreGrant, ClosestPicksGpuCoresAmongTheGrantOnlyAndNamesThoseItMissed) {
+  // ipa20.xml: GPU 0 (0000:4e:00.0) sits next to cores 42-55 (OS CPUs 42-55,154-167).
+  const p::Topology& topo = topology("ipa20.xml");
+  p::PlacementRequest req;
+  req.step_gpus = {0};
+  req.allowed_cpus = grant("ipa20.xml", "40-43", 8).cpus;
+  auto out = p::place_ranks(topo, p::NetFacts{}, req);
+  EXPECT_EQ(out.ranks[0].cpus, (p::CpuList{42, 43, 154, 155}));
+
+  // A step whose cores are all far from its GPU keeps its own CPUs and is told which it missed.
+  req.allowed_cpus = grant("ipa20.xml", "100-101", 4).cpus;
+  out = p::place_ranks(topo, p::NetFacts{}, req);
+  EXPECT_EQ(out.ranks[0].cpus, (p::CpuList{100, 101, 212, 213}));
+  bool named = false;
+  for (const auto& w : out.warnings)
+    named = named || mentions(w, "GPU 0000:4e:00.0 (42-55,154-167) are not among the step's CPUs "
+                                 "(100-101,212-213)");
+  EXPECT_TRUE(named);
+}
