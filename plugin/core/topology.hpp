@@ -1,6 +1,6 @@
 // A node's GPUs, NICs and CPUs as the planner needs them, read with hwloc from the live machine
 // or from an XML export. Plain data: the placement rules work on this model, so unit tests can
-// drive them with the real topologies in ../shared/topologies without any hardware.
+// drive them with the real topologies in tests/data/topologies without any hardware.
 #pragma once
 
 #include <optional>
@@ -16,7 +16,7 @@ using CpuList = std::vector<unsigned>;
 std::string format_cpu_list(const CpuList& cpus);
 CpuList parse_cpu_list(const std::string& what, const std::string& text);
 
-// Where a PCI device sits, reduced to what NCCL's path rule needs (../shared/topologies/SOURCES.md,
+// Where a PCI device sits, reduced to what NCCL's path rule needs (tests/data/topologies/SOURCES.md,
 // "Path rule"): the chain of PCI switches above it (hwloc objects' global persistent indices,
 // nearest first), the NUMA node set and package of its CPU-side ancestor, and that ancestor's CPUs.
 struct Locality {

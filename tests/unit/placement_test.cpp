@@ -176,19 +176,22 @@ TEST(NetFacts, DefaultRouteIsReadFromProcNetRoute) {
   EXPECT_FALSE(p::parse_default_route(table.substr(0, table.rfind("ens1f0"))));
 }
 
-// The placement on real machines (../shared/topologies, facts in SOURCES.md there).
+// The placement on real machines (tests/data/topologies, facts in SOURCES.md there).
 class RealTopology : public ::testing::Test {
  protected:
   static std::optional<p::Topology> load(const std::string& file) {
     const std::filesystem::path path = std::filesystem::path(DDP_TOPOLOGY_DIR) / file;
-    if (!std::filesystem::exists(path)) return std::nullopt;
+    if (!std::filesystem::exists(path)) {
+      ADD_FAILURE() << path << " is missing; the topologies belong to the repository (tests/data)";
+      return std::nullopt;
+    }
     return p::load_topology(path.string());
   }
 };
 
 TEST_F(RealTopology, Ipa20EveryGpuUsesTheOnlyActiveHca) {
   const auto topo = load("ipa20.xml");
-  if (!topo) GTEST_SKIP() << "topology files not found at " << DDP_TOPOLOGY_DIR;
+  ASSERT_TRUE(topo);
   const auto out = p::place_ranks(*topo, net({}), request({0, 1, 2, 3}, 4));
   for (unsigned r = 0; r < 4; ++r) {
     ASSERT_TRUE(out.ranks[r].nic) << r;
@@ -201,7 +204,7 @@ TEST_F(RealTopology, Ipa20EveryGpuUsesTheOnlyActiveHca) {
 
 TEST_F(RealTopology, CoralLassenSpreadsGpuPairsOverTheirSocketsHcas) {
   const auto topo = load("coral-lassen.xml");
-  if (!topo) GTEST_SKIP() << "topology files not found at " << DDP_TOPOLOGY_DIR;
+  ASSERT_TRUE(topo);
   const auto out = p::place_ranks(*topo, net({}), request({0, 1, 2, 3}, 4));
   std::vector<std::string> names;
   for (const auto& r : out.ranks) {

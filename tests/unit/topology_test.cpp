@@ -1,4 +1,4 @@
-// The topology model against the real hwloc exports in ../shared/topologies and the reference
+// The topology model against the real hwloc exports in tests/data/topologies and the reference
 // facts of its SOURCES.md (GPU and NIC lists, port states, NCCL path types, cores per GPU).
 #include "topology.hpp"
 
@@ -96,9 +96,8 @@ std::string expect_plan_error(const std::optional<std::string>& path) {
 class TopologyFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::is_directory(kDir))
-      GTEST_SKIP() << "reference topologies not found at " << kDir
-                   << " (CI places shared/ beside the clone)";
+    ASSERT_TRUE(fs::is_directory(kDir)) << "reference topologies not found at " << kDir
+                                        << "; they belong to the repository (tests/data)";
   }
 
   // Loaded once per file for the whole run.
