@@ -84,10 +84,15 @@ void apply_core_grant(StepFacts& facts, const CpuList& affinity) {
     return;
   }
   CpuGrant grant = grant_from_cores(*facts.topology, *facts.alloc_cores, facts.cpus_on_node, affinity);
-  if (grant.problem.empty())
+  if (grant.problem.empty()) {
     facts.allowed_cpus = std::move(grant.cpus);
-  else
-    facts.cpu_grant_problem = std::move(grant.problem);
+    return;
+  }
+  // Under task/cgroup with ConstrainCores=yes slurmstepd sits in the step's cpuset, which then
+  // hides the other cores from a live hwloc load (so the ids cannot be mapped): an affinity of
+  // exactly the step's CPU count is that cpuset, the grant itself, enforced by the kernel.
+  if (affinity.size() == facts.cpus_on_node) return;
+  facts.cpu_grant_problem = std::move(grant.problem);
 }
 
 }  // namespace ddp::plan

@@ -28,8 +28,9 @@ CpuGrant grant_from_cores(const Topology& topo, const std::string& core_ids, uns
 
 // Sets facts.allowed_cpus (and facts.cpu_grant_problem) from facts.alloc_cores, facts.topology
 // and facts.cpus_on_node. Without core ids (ddp-plan without --alloc-cores) the step's CPUs are
-// `affinity`, as on a node given whole. With a problem, allowed_cpus stays `affinity` and the
-// planner binds nothing: each task keeps the CPUs Slurm bound it to.
+// `affinity`, as on a node given whole. When the ids cannot be mapped, an `affinity` of exactly
+// the step's CPU count is taken as the step's cgroup cpuset; otherwise allowed_cpus stays
+// `affinity` with a problem, and the planner binds nothing: each task keeps Slurm's binding.
 void apply_core_grant(StepFacts& facts, const CpuList& affinity);
 
 }  // namespace ddp::plan

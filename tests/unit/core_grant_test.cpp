@@ -117,6 +117,7 @@ TEST(CoreGrant, StepFactsTakeTheGrantOrKeepTheProblem) {
   f.alloc_cores = "99";
   p::apply_core_grant(f, node);
   EXPECT_FALSE(f.cpu_grant_problem.empty());
+  EXPECT_EQ(f.allowed_cpus, node);  // what the planner must not bind to: it binds nothing
 
   f.topology.reset();
   f.alloc_cores = "1";
@@ -159,4 +160,21 @@ TEST(CoreGrant, ClosestPicksGpuCoresAmongTheGrantOnlyAndNamesThoseItMissed) {
     named = named || mentions(w, "GPU 0000:4e:00.0 (42-55,154-167) are not among the step's CPUs "
                                  "(100-101,212-213)");
   EXPECT_TRUE(named);
+}
+
+TEST(CoreGrant, AStepCpusetHidingCoresIsTheGrantItself) {
+  // task/cgroup with ConstrainCores=yes: slurmstepd runs in the step's cpuset, a live hwloc load
+  // then hides every other core (as coral-lassen.xml hides 4), and the ids cannot be mapped. An
+  // affinity of exactly the step's CPU count is that cpuset.
+  p::StepFacts f;
+  f.topology = topology("coral-lassen.xml");
+  f.alloc_cores = "0";
+  f.cpus_on_node = 4;
+  p::apply_core_grant(f, {8, 9, 10, 11});
+  EXPECT_EQ(f.cpu_grant_problem, "");
+  EXPECT_EQ(f.allowed_cpus, (p::CpuList{8, 9, 10, 11}));
+  // A wider affinity (slurmd confined to the node's non-system cores, task/affinity alone) is
+  // not the step's: nothing is bound.
+  p::apply_core_grant(f, {8, 9, 10, 11, 12, 13, 14, 15});
+  EXPECT_TRUE(mentions(f.cpu_grant_problem, "does not show every core"));
 }
