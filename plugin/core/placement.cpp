@@ -77,6 +77,20 @@ std::vector<std::optional<NicChoice>> choose_nics(const Topology& topo,
   return out;
 }
 
+// `cpus` core by core (each core's threads together, cores in tree order), so that a rank's fair
+// share is whole cores: slicing by OS number would give two ranks one thread of the same cores
+// wherever the OS numbers a core's threads far apart (0 and 112 on most x86 SMT nodes).
+CpuList core_order(const Topology& topo, const CpuList& cpus) {
+  if (topo.cores.empty()) return cpus;
+  CpuList out;
+  for (const CpuList& core : topo.cores)
+    for (unsigned pu : core)
+      if (std::binary_search(cpus.begin(), cpus.end(), pu)) out.push_back(pu);
+  // A CPU in no listed core cannot happen with a complete core list; keep it rather than drop it.
+  if (out.size() != cpus.size()) return cpus;
+  return out;
+}
+
 bool high_speed(NicKind kind) {
   return kind == NicKind::InfiniBand || kind == NicKind::RoCE || kind == NicKind::Slingshot;
 }
@@ -178,9 +192,14 @@ NodePlacement place_ranks(const Topology& topo, const NetFacts& net, const Place
     }
     groups[local].push_back(r);
   }
-  for (const auto& [cpus, members] : groups)
-    for (unsigned i = 0; i < members.size(); ++i)
-      out.ranks[members[i]].cpus = fair_share(cpus, i, static_cast<unsigned>(members.size()));
+  for (const auto& [cpus, members] : groups) {
+    const CpuList ordered = core_order(topo, cpus);
+    for (unsigned i = 0; i < members.size(); ++i) {
+      CpuList share = fair_share(ordered, i, static_cast<unsigned>(members.size()));
+      std::sort(share.begin(), share.end());
+      out.ranks[members[i]].cpus = std::move(share);
+    }
+  }
   return out;
 }
 

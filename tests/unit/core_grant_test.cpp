@@ -178,3 +178,13 @@ TEST(CoreGrant, AStepCpusetHidingCoresIsTheGrantItself) {
   p::apply_core_grant(f, {8, 9, 10, 11, 12, 13, 14, 15});
   EXPECT_TRUE(mentions(f.cpu_grant_problem, "does not show every core"));
 }
+
+TEST(CoreGrant, RanksSharingAGrantGetWholeCoresNotOneThreadOfEach) {
+  // g4dnmetal.xml numbers core c's threads c and c+48: two ranks on cores 0-1 get a core each.
+  p::PlacementRequest req;
+  req.local_tasks = 2;
+  req.allowed_cpus = grant("g4dnmetal.xml", "0-1", 4).cpus;
+  const auto out = p::place_ranks(topology("g4dnmetal.xml"), p::NetFacts{}, req);
+  EXPECT_EQ(out.ranks[0].cpus, (p::CpuList{0, 48}));
+  EXPECT_EQ(out.ranks[1].cpus, (p::CpuList{1, 49}));
+}
