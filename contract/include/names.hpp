@@ -22,8 +22,8 @@ bool address_char(char c);
 // NUL), not "." or "..".
 bool interface_name(std::string_view name);
 
-// The text NCCL and Gloo put in their messages about an interface name.
+// interface_name() in words, for the messages of both sides.
 inline constexpr const char* kInterfaceNameRule =
-    "1-15 letters, digits, '_', '.' or '-'; e.g. ib0 or ens1f0np0, as `ip link` shows them";
+    "1-15 letters, digits, '_', '.' or '-'";
 
 }  // namespace ddp::plan

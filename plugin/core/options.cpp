@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "error.hpp"
+#include "names.hpp"
 #include "parse.hpp"
 
 namespace ddp::plan {
@@ -14,8 +15,7 @@ constexpr unsigned kEphemeralHigh = 60999;
 std::string opt(std::string_view name) { return "--" + std::string(name); }
 
 contract::Backend parse_backend(std::string_view value) {
-  if (value == "nccl") return contract::Backend::Nccl;
-  if (value == "gloo") return contract::Backend::Gloo;
+  if (const auto backend = contract::backend_from_name(value)) return *backend;
   throw PlanError(opt(kOptBackend) + "=" + quoted(value) +
                   " is not a backend; allowed: nccl (GPUs) or gloo (CPUs)");
 }
@@ -37,13 +37,7 @@ bool parse_yes_no(std::string_view what, std::string_view value) {
 
 void check_profile_name(std::string_view option, std::string_view name) {
   constexpr std::size_t kMaxName = 64;
-  bool ok = !name.empty() && name.size() <= kMaxName && name.front() != '.' &&
-            name.front() != '-';
-  for (char c : name) {
-    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                         (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    ok = ok && allowed;
-  }
+  const bool ok = plain_name(name, kMaxName) && name.front() != '.' && name.front() != '-';
   if (!ok)
     throw PlanError(std::string(option) + "=" + quoted(name) +
                     " is not a profile name; a name is 1-64 letters, digits, '-', '_' or '.', "

@@ -179,15 +179,15 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   const HcaMode hca_mode = prof.hca.value_or(HcaMode::Nearest);
   if (!plan.nic.empty()) plan.env.push_back({contract::kDdpNic, plan.nic + " " + plan.nic_path, true});
   if (ib_transport && hca_mode == HcaMode::Nearest && !plan.nic.empty())
-    plan.env.push_back({"NCCL_IB_HCA", "=" + plan.nic, false});
+    plan.env.push_back({contract::kNcclIbHca, "=" + plan.nic, false});
   if (ib_transport && hca_mode == HcaMode::List && !prof.hca_list.empty()) {
     std::string list;
     for (const auto& h : prof.hca_list) list += (list.empty() ? "" : ",") + h;
-    plan.env.push_back({"NCCL_IB_HCA", "=" + list, false});
+    plan.env.push_back({contract::kNcclIbHca, "=" + list, false});
   }
   if (placement.socket_interface) {
-    plan.env.push_back({"NCCL_SOCKET_IFNAME", "=" + *placement.socket_interface, false});
-    plan.env.push_back({"GLOO_SOCKET_IFNAME", *placement.socket_interface, false});
+    plan.env.push_back({contract::kNcclSocketIfname, "=" + *placement.socket_interface, false});
+    plan.env.push_back({contract::kGlooSocketIfname, *placement.socket_interface, false});
   }
   plan.env.push_back({contract::kDdpProfile, prof.name.empty() ? "none" : prof.name, true});
   for (const auto& v : prof.env) plan.env.push_back({v.name, v.value, v.forced});

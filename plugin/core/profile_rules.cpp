@@ -5,17 +5,13 @@
 #include <string_view>
 
 #include "ddp/env_contract.hpp"
+#include "names.hpp"
 
 namespace ddp::plan::profile_rules {
 namespace {
 
 bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
-bool name_char(char c) { return letter(c) || digit(c) || c == '_' || c == '.' || c == '-'; }
-
-bool plain_name(std::string_view s, std::size_t max) {
-  return !s.empty() && s.size() <= max && std::all_of(s.begin(), s.end(), name_char);
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -24,8 +20,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 // Decided per task by the plugin from the GPU it gives the rank and the cores it pins; a
 // profile value would contradict the plan (CUDA_DEVICE_ORDER must stay PCI_BUS_ID so that CUDA
 // numbers GPUs as Slurm does).
-constexpr std::array<std::string_view, 3> kPerTaskNames = {"CUDA_VISIBLE_DEVICES",
-                                                           "CUDA_DEVICE_ORDER", "OMP_NUM_THREADS"};
+constexpr std::array<std::string_view, 3> kPerTaskNames = {
+    contract::kCudaVisibleDevices, contract::kCudaDeviceOrder, contract::kOmpNumThreads};
 
 }  // namespace
 
@@ -51,13 +47,13 @@ std::optional<Refusal> variable_name(const std::string& name) {
         "report)",
         "remove it; use --ddp-port or rendezvous.port_range for the port and "
         "rendezvous.host_suffix for the address"};
-  if (name == "NCCL_SOCKET_IFNAME" || name == "GLOO_SOCKET_IFNAME")
+  if (name == contract::kNcclSocketIfname || name == contract::kGlooSocketIfname)
     return Refusal{
         "is derived by the plugin from network.socket_interfaces and the interfaces "
         "this node really has",
         "remove it and list the interfaces in network.socket_interfaces, e.g. "
         "socket_interfaces: [ib0]"};
-  if (name == "NCCL_IB_HCA")
+  if (name == contract::kNcclIbHca)
     return Refusal{"is derived by the plugin from network.hca and the HCA nearest each GPU",
                    "remove it and set network.hca: nearest, or hca: list with hca_list: "
                    "[mlx5_0:1, ...]"};
@@ -68,12 +64,9 @@ std::optional<Refusal> variable_name(const std::string& name) {
 }
 
 std::optional<Refusal> interface_name(const std::string& name) {
-  // IFNAMSIZ is 16 with the terminating NUL.
-  if (!plain_name(name, 15) || name == "." || name == "..")
-    return Refusal{
-        "is not a network interface name; names are 1-15 letters, digits, '_', '.' "
-        "or '-'",
-        "write the name as `ip link` shows it, e.g. ib0 or ens1f0np0"};
+  if (!plan::interface_name(name))
+    return Refusal{std::string("is not a network interface name; names are ") + kInterfaceNameRule,
+                   "write the name as `ip link` shows it, e.g. ib0 or ens1f0np0"};
   return std::nullopt;
 }
 

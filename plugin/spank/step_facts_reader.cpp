@@ -9,6 +9,7 @@
 
 #include "core_grant.hpp"
 #include "error.hpp"
+#include "local_host.hpp"
 #include "parse.hpp"
 
 extern "C" {
@@ -30,11 +31,7 @@ T item(spank_t sp, spank_item_t which, const char* name) {
   return value;
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "this node";
-  return buf;
-}
+std::string hostname() { return plan::local_host_name().value_or("this node"); }
 
 // slurmstepd runs inside the step's cgroup when the site uses task/cgroup with ConstrainCores=yes:
 // its affinity is then the CPUs the step holds here. Otherwise it is the whole node.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -16,9 +17,11 @@
 #include "hostlist.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "local_host.hpp"
 #include "plan_report.hpp"
 #include "planner.hpp"
 #include "profile.hpp"
+#include "profile_choice.hpp"
 #include "profile_json.hpp"
 #include "net_facts.hpp"
 #include "topology.hpp"
@@ -51,10 +54,7 @@ struct Args {
   bool json = false;
 };
 
-std::string this_host() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
-}
+std::string this_host() { return p::local_host_name().value_or("localhost"); }
 
 // What Slurm would count for a step on these cores: their hardware threads (CR_Core), or without
 // core ids every allowed CPU. Ids beyond the topology count nothing; the grant reports them.
@@ -67,18 +67,30 @@ unsigned default_step_cpus(const p::Topology& topo, const std::optional<std::str
   return static_cast<unsigned>(std::max<std::size_t>(threads, 1));
 }
 
-// A profile argument is a file when it looks like a path, otherwise a name in the profile dir.
-bool is_path(const std::string& s) { return s.find('/') != std::string::npos; }
+// A profile argument is a file when it looks like a path, otherwise a name in the profile dir. A
+// file is made absolute, since the plugin's rule (--ddp-profile) takes only absolute paths.
+p::UserOptions profile_option(const std::string& argument) {
+  p::UserOptions options;
+  const bool path = argument.find('/') != std::string::npos;
+  p::apply_user_option(
+      options, p::kOptProfile,
+      path ? std::filesystem::absolute(argument).lexically_normal().string() : argument);
+  return options;
+}
 
-p::ProfileChoice choose(const Args& a, const p::PlugstackConfig& config, const std::string& host) {
-  if (a.profile && is_path(*a.profile))
-    return {p::load_profile_file(*a.profile), "--profile " + *a.profile};
-  return p::select_profile(config.profile_dir, a.profile, config.default_profile, a.cluster, host);
+// The plugin's choice (profile_choice.cpp), with the admin's own files allowed: whoever runs
+// ddp-plan reads their own files with their own rights.
+p::ProfileChoice choose(const Args& a, p::PlugstackConfig config, const std::string& host) {
+  config.user_profiles = true;
+  return p::choose_profile(a.profile ? profile_option(*a.profile) : p::UserOptions{}, config,
+                           a.cluster, host, p::load_profile_file);
 }
 
 int check_profile(const std::string& what, const p::PlugstackConfig& config) {
-  const p::Profile profile =
-      is_path(what) ? p::load_profile_file(what) : p::load_profile(config.profile_dir, what);
+  const p::UserOptions options = profile_option(what);
+  const p::Profile profile = options.profile_file
+                                 ? p::load_profile_file(*options.profile_file)
+                                 : p::load_profile(config.profile_dir, *options.profile);
   std::cout << p::profile_to_json(profile).dump(2) << "\n";
   std::fprintf(stderr, "ddp-plan: profile %s is valid\n", profile.name.c_str());
   return 0;

@@ -1,13 +1,12 @@
 #include "ddp/context.hpp"
 
-#include <unistd.h>
-
-#include <climits>
 #include <cstdlib>
 
 #include "contract_read.hpp"
 #include "ddp/env_contract.hpp"
 #include "ddp/error.hpp"
+#include "local_host.hpp"
+#include "names.hpp"
 #include "parse.hpp"
 
 namespace ddp {
@@ -33,43 +32,34 @@ std::optional<std::string> setting(const EnvReader& env, const char* name) {
   return value;
 }
 
-std::optional<std::string> read_backend(const EnvReader& env) {
-  auto backend = setting(env, c::kDdpBackend);
-  if (backend && *backend != c::backend_name(c::Backend::Nccl) &&
-      *backend != c::backend_name(c::Backend::Gloo))
-    env.fail(std::string(c::kDdpBackend) + "=" + plan::quoted(*backend) +
+std::optional<c::Backend> read_backend(const EnvReader& env) {
+  const auto text = setting(env, c::kDdpBackend);
+  if (!text) return std::nullopt;
+  const auto backend = c::backend_from_name(*text);
+  if (!backend)
+    env.fail(std::string(c::kDdpBackend) + "=" + plan::quoted(*text) +
              " is not a backend; allowed: nccl, gloo. Unset it to let the program choose.");
   return backend;
 }
 
-// "ib0" or "eth0,eth1": Linux interface names are 1..15 bytes without spaces or '/'.
+// "ib0" or "eth0,eth1": each a name as the plugin and profiles accept it (names.hpp).
 std::optional<std::string> read_gloo_ifname(const EnvReader& env) {
-  constexpr const char* kName = "GLOO_SOCKET_IFNAME";
-  auto names = setting(env, kName);
+  auto names = setting(env, c::kGlooSocketIfname);
   if (!names) return names;
-  std::size_t length = 0;
-  bool bad = false;
-  for (char ch : *names + ",") {
-    if (ch == ',') {
-      bad = bad || length == 0 || length > 15;
-      length = 0;
-    } else {
-      bad = bad || static_cast<unsigned char>(ch) <= ' ' || ch == '/' || ch == 0x7f;
-      ++length;
-    }
+  std::size_t start = 0;
+  for (std::size_t comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = names->find(',', start);
+    if (!plan::interface_name(std::string_view(*names).substr(start, comma - start)))
+      env.fail(std::string(c::kGlooSocketIfname) + "=" + plan::quoted(*names) +
+               " is not a list of network interface names (" + plan::kInterfaceNameRule +
+               "); e.g. ib0 or eth0,eth1. Run `ip link` on the node to see its names.");
   }
-  if (bad)
-    env.fail(std::string(kName) + "=" + plan::quoted(*names) +
-             " is not a list of network interface names (1 to 15 characters each, no spaces "
-             "or '/'); e.g. ib0 or eth0,eth1. Run `ip link` on the node to see its names.");
   return names;
 }
 
 std::optional<std::string> read_hostname(const EnvReader& env) {
   if (auto name = setting(env, "SLURMD_NODENAME")) return name;
-  char buf[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return std::nullopt;
-  return std::string(buf);
+  return plan::local_host_name();
 }
 
 ContractSource choose_source(const EnvLookup& env) {

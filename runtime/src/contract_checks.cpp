@@ -1,6 +1,7 @@
 #include <string_view>
 
 #include "contract_read.hpp"
+#include "names.hpp"
 #include "parse.hpp"
 
 namespace ddp::detail {
@@ -19,10 +20,7 @@ void check_master_addr(const EnvReader& env, const std::string& name, const std:
   // Host names are letters, digits, '-', '_' and '.'; IPv6 addresses add ':', '%' (the zone) and
   // brackets. Anything else (';', '$', quotes...) names no host rank 0 could listen on.
   for (char ch : value) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') ||
-                    std::string_view("-_.:%[]").find(ch) != std::string_view::npos;
-    if (!ok)
+    if (!plan::address_char(ch))
       env.fail(name + "=" + plan::quoted(value) + " contains " + plan::quoted(std::string(1, ch)) +
                ", which no host name or IP address holds; give one host name or IP address, "
                "e.g. n001 or 10.0.0.1.");

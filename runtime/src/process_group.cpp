@@ -5,6 +5,7 @@
 #include <map>
 
 #include "torch_compat.hpp"
+#include "ddp/env_contract.hpp"
 #include "ddp/error.hpp"
 #include "peer_watch.hpp"
 #include "rendezvous.hpp"
@@ -62,14 +63,17 @@ void Pending::wait() {
 
 namespace {
 
-std::chrono::milliseconds env_seconds(const char* name, std::chrono::milliseconds fallback,
-                                      bool zero_allowed = false) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
+namespace c = ddp::contract;
+
+std::chrono::milliseconds env_seconds(const EnvLookup& env, const char* name,
+                                      std::chrono::milliseconds fallback, bool zero_allowed = false) {
+  const std::optional<std::string> text = env(name);
+  if (!text || text->empty()) return fallback;
+  const char* v = text->c_str();
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (*end != '\0' || !(s > 0 || (zero_allowed && s == 0)) || s > 7 * 24 * 3600)
-    throw Error(std::string(name) + "='" + v + "' is not a time-out; give seconds, e.g. 300" +
+    throw Error(std::string(name) + "='" + *text + "' is not a time-out; give seconds, e.g. 300" +
                 (zero_allowed ? " (0: off)" : ""));
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
@@ -85,23 +89,21 @@ bool cuda_usable() {
 // The backend: asked for explicitly > the launcher's decision > what the machine can do. The
 // launcher's "nccl" on a node without usable CUDA (a CPU build of LibTorch) becomes Gloo with a
 // warning; an explicit request that cannot work is an error.
-std::string choose_backend(const Context& c, const ProcessGroupOptions& o) {
+c::Backend choose_backend(const Context& c, const ProcessGroupOptions& o) {
   if (o.backend) {
-    if (*o.backend != "nccl" && *o.backend != "gloo")
-      throw Error("backend '" + *o.backend + "' is unknown; use nccl or gloo");
-    if (*o.backend == "nccl" && !cuda_usable())
+    if (*o.backend == c::Backend::Nccl && !cuda_usable())
       throw Error("backend nccl needs CUDA, and this program's LibTorch has no usable CUDA/NCCL; "
                   "use gloo, or build against a CUDA LibTorch");
     return *o.backend;
   }
-  if (c.backend && *c.backend == "nccl" && !cuda_usable()) {
+  if (c.backend == c::Backend::Nccl && !cuda_usable()) {
     if (c.is_main())
       std::cerr << "[ddp] warning: the launcher chose nccl (DDP_BACKEND), but this program has "
                    "no usable CUDA; using gloo\n";
-    return "gloo";
+    return c::Backend::Gloo;
   }
   if (c.backend) return *c.backend;
-  return cuda_usable() ? "nccl" : "gloo";
+  return cuda_usable() ? c::Backend::Nccl : c::Backend::Gloo;
 }
 
 c10::intrusive_ptr<compat::Backend> make_gloo(const Context& c,
@@ -113,10 +115,11 @@ c10::intrusive_ptr<compat::Backend> make_gloo(const Context& c,
         c.gloo_ifname ? c10d::ProcessGroupGloo::createDeviceForInterface(*c.gloo_ifname)
                       : c10d::ProcessGroupGloo::createDefaultDevice());
   } catch (const std::exception& e) {
-    throw Error(std::string("cannot open the Gloo network device") +
-                (c.gloo_ifname ? " on GLOO_SOCKET_IFNAME=" + *c.gloo_ifname : std::string()) +
-                ": " + compat::message_of(e) + ". Fix: set GLOO_SOCKET_IFNAME to an interface of this node "
-                "that is up (see `ip addr`)");
+    const std::string name = c::kGlooSocketIfname;
+    throw Error("cannot open the Gloo network device" +
+                (c.gloo_ifname ? " on " + name + "=" + *c.gloo_ifname : std::string()) + ": " +
+                compat::message_of(e) + ". Fix: set " + name +
+                " to an interface of this node that is up (see `ip addr`)");
   }
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, c.rank, c.world_size, options);
 }
@@ -135,11 +138,13 @@ c10::intrusive_ptr<compat::Backend> make_nccl(const Context& c,
 }  // namespace
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
-  o.rendezvous_timeout = env_seconds("DDP_RENDEZVOUS_TIMEOUT", o.rendezvous_timeout);
-  o.timeout = env_seconds("DDP_TIMEOUT", o.timeout);
-  o.peer_timeout = env_seconds("DDP_PEER_TIMEOUT", o.peer_timeout, true);
-  const std::string backend = choose_backend(c, o);
-  if (backend == "nccl" && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
+  const EnvLookup env = o.env ? o.env : process_environment();
+  o.rendezvous_timeout = env_seconds(env, c::kDdpRendezvousTimeout, o.rendezvous_timeout);
+  o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
+  o.peer_timeout = env_seconds(env, c::kDdpPeerTimeout, o.peer_timeout, true);
+  const c::Backend chosen = choose_backend(c, o);
+  const std::string backend = c::backend_name(chosen);
+  if (chosen == c::Backend::Nccl && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
     throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
                 std::to_string(torch::cuda::device_count()) +
                 " CUDA device(s); give each node one task per GPU (--ddp-gpus)");
@@ -148,7 +153,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGrou
   native->store = detail::rendezvous(c, o.rendezvous_timeout);
   try {
 #ifdef USE_C10D_NCCL
-    if (backend == "nccl") native->backend = make_nccl(c, native->store, o.timeout);
+    if (chosen == c::Backend::Nccl) native->backend = make_nccl(c, native->store, o.timeout);
 #endif
     if (!native->backend) native->backend = make_gloo(c, native->store, o.timeout);
   } catch (const Error&) {
@@ -161,7 +166,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGrou
     watch.peer_timeout = o.peer_timeout;
     native->watch = std::make_shared<detail::PeerWatch>(c, watch);
   }
-  const torch::Device device = backend == "nccl"
+  const torch::Device device = chosen == c::Backend::Nccl
                                    ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.local_rank))
                                    : torch::Device(torch::kCPU);
   return std::shared_ptr<ProcessGroup>(

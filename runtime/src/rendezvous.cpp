@@ -11,6 +11,7 @@
 
 #include "torch_compat.hpp"
 #include "ddp/error.hpp"
+#include "local_host.hpp"
 
 namespace ddp::detail {
 namespace {
@@ -23,8 +24,7 @@ std::string where(const Context& c) {
 
 std::string this_host(const Context& c) {
   if (c.hostname_hint) return *c.hostname_hint;
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "this node";
+  return plan::local_host_name().value_or("this node");
 }
 
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {

@@ -26,7 +26,7 @@ TEST(ContextPlugin, ReadsEverythingThePluginWrites) {
   EXPECT_EQ(c.nodes, 4);
   EXPECT_EQ(c.master_addr, "n1");
   EXPECT_EQ(c.master_port, 24567);
-  EXPECT_EQ(c.backend, "gloo");
+  EXPECT_EQ(c.backend, ddp::contract::Backend::Gloo);
   EXPECT_EQ(c.hostname_hint, "n2");
   EXPECT_FALSE(c.gloo_ifname);
   EXPECT_FALSE(c.is_main());
@@ -55,7 +55,7 @@ TEST(ContextPlugin, ReadsWhatTheContractHeaderWrites) {
   EXPECT_EQ(c.nodes, 3);
   EXPECT_EQ(c.master_addr, "gn008-ib");
   EXPECT_EQ(c.master_port, 21234);
-  EXPECT_EQ(c.backend, "nccl");
+  EXPECT_EQ(c.backend, ddp::contract::Backend::Nccl);
 }
 
 TEST(ContextPlugin, EveryVariableItWritesIsRequired) {
@@ -83,7 +83,7 @@ TEST(ContextPlugin, TorchrunStartedInsideThePluginStepWins) {
   EXPECT_EQ(c.rank, 5);
   EXPECT_EQ(c.local_world_size, 4);
   EXPECT_EQ(c.nodes, 2);
-  EXPECT_EQ(c.backend, "gloo");  // the plugin's decision still applies
+  EXPECT_EQ(c.backend, ddp::contract::Backend::Gloo);  // the plugin's decision still applies
 }
 
 TEST(ContextTorchrun, ReadsTorchrunsVariables) {

@@ -83,7 +83,7 @@ TEST(ContextValidation, MasterAddrIsOneHost) {
 }
 
 TEST(ContextValidation, BackendIsNcclOrGloo) {
-  EXPECT_EQ(torchrun_env().set("DDP_BACKEND", "nccl").read().backend, "nccl");
+  EXPECT_EQ(torchrun_env().set("DDP_BACKEND", "nccl").read().backend, ddp::contract::Backend::Nccl);
   EXPECT_FALSE(torchrun_env().set("DDP_BACKEND", "").read().backend);
   const std::string msg = error_of(plugin_env().set("DDP_BACKEND", "mpi"));
   EXPECT_TRUE(has(msg, "DDP_BACKEND='mpi' is not a backend; allowed: nccl, gloo")) << msg;
@@ -94,7 +94,7 @@ TEST(ContextValidation, GlooInterfaceNames) {
   EXPECT_EQ(torchrun_env().set("GLOO_SOCKET_IFNAME", "eth0,eth1").read().gloo_ifname,
             "eth0,eth1");
   EXPECT_FALSE(torchrun_env().set("GLOO_SOCKET_IFNAME", "").read().gloo_ifname);
-  for (const char* bad : {"eth 0", "a,,b", "ib0,", "averyveryverylongname", "../x"}) {
+  for (const char* bad : {"eth 0", "a,,b", "ib0,", "averyveryverylongname", "../x", "ib0;x", "..", "^ib"}) {
     const std::string msg = error_of(torchrun_env().set("GLOO_SOCKET_IFNAME", bad));
     EXPECT_TRUE(has(msg, "GLOO_SOCKET_IFNAME='")) << msg;
     EXPECT_TRUE(has(msg, "network interface names")) << msg;

@@ -5,7 +5,9 @@
 // names say what the plugin decided, for logs, for `ddp-plan` and for the runtime.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,17 @@ inline constexpr const char* kDdpNic = "DDP_NIC";                  // "mlx5_0:1 
 inline constexpr const char* kDdpCpus = "DDP_CPUS";                // CPUs the task is pinned to
 inline constexpr const char* kDdpProfile = "DDP_PROFILE";          // cluster profile, or "none"
 
+// The network settings the plugin derives from the topology and the profile; a value the user set
+// wins, and a profile may not set them (it names interfaces and HCAs in its network section).
+inline constexpr const char* kNcclIbHca = "NCCL_IB_HCA";
+inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
+inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
+
+// libddp's own settings, in seconds, read by ProcessGroup::create.
+inline constexpr const char* kDdpRendezvousTimeout = "DDP_RENDEZVOUS_TIMEOUT";
+inline constexpr const char* kDdpTimeout = "DDP_TIMEOUT";
+inline constexpr const char* kDdpPeerTimeout = "DDP_PEER_TIMEOUT";  // 0: the watch is off
+
 // Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
 inline const std::vector<std::string>& rank_variable_names() {
   static const std::vector<std::string> names = {
@@ -51,6 +64,14 @@ inline const std::vector<std::string>& rank_variable_names() {
 enum class Backend { Nccl, Gloo };
 
 inline const char* backend_name(Backend b) { return b == Backend::Nccl ? "nccl" : "gloo"; }
+
+// The one spelling of each backend, for --ddp-backend, DDP_BACKEND and ProcessGroupOptions alike;
+// nullopt for any other text.
+inline std::optional<Backend> backend_from_name(std::string_view name) {
+  if (name == "nccl") return Backend::Nccl;
+  if (name == "gloo") return Backend::Gloo;
+  return std::nullopt;
+}
 
 // One task's side of the contract, as values. to_env() renders it in a stable order.
 struct TaskContract {

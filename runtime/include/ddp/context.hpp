@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "ddp/env_contract.hpp"
+
 namespace ddp {
 
 // Whose variables the Context came from. from_environment() tries them in this order, except
@@ -28,7 +30,7 @@ struct Context {
   std::string master_addr;
   std::uint16_t master_port = 0;
   ContractSource source = ContractSource::Torchrun;
-  std::optional<std::string> backend;        // DDP_BACKEND if given: "nccl" | "gloo"
+  std::optional<contract::Backend> backend;  // DDP_BACKEND if given
   std::optional<std::string> gloo_ifname;    // GLOO_SOCKET_IFNAME if given
   std::optional<std::string> hostname_hint;  // this node's name (SLURMD_NODENAME or gethostname)
 

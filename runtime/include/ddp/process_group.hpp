@@ -26,7 +26,9 @@ struct ProcessGroupOptions {
   // and every rank ends (non-zero, with the reason) at most 10 s after a loss is known.
   // DDP_PEER_TIMEOUT (seconds; 0 turns the watch off) overrides it.
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(60);
-  std::optional<std::string> backend;  // "nccl" | "gloo"; default: the contract's, else by GPUs
+  std::optional<contract::Backend> backend;  // default: the contract's, else by GPUs
+  // Where the DDP_*_TIMEOUT overrides are read; empty: the process's environment.
+  EnvLookup env;
 };
 
 // An in-flight collective.
