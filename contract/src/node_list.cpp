@@ -13,6 +13,8 @@ namespace {
 constexpr std::size_t kMaxListLength = 1 << 20;
 // libslurm refuses a larger range ("n[0-65536]") and cannot write one.
 constexpr std::uint64_t kMaxRange = 65536;
+// 10^19 - 1 still fits in an unsigned long.
+constexpr std::size_t kMaxEndDigits = 19;
 
 bool separator(char c) { return c == ',' || c == ' '; }
 
@@ -56,6 +58,9 @@ std::uint64_t count_hosts(std::string_view what, std::string_view list) {
   // Text after a name's last bracket ("n[1-2]-ib"): Slurm takes the whole name as one literal
   // host, brackets and all, which no node is called.
   std::size_t suffix_at = std::string_view::npos;
+  // Significant digits at the end of the current name: Slurm reads them as an unsigned long and
+  // writes a larger number back as 18446744073709551615, another host.
+  std::size_t end_digits = 0;
   for (std::size_t i = 0; i <= list.size(); ++i) {
     const char c = i < list.size() ? list[i] : ',';
     if (separator(c)) {
@@ -63,13 +68,21 @@ std::uint64_t count_hosts(std::string_view what, std::string_view list) {
         throw not_a_list(what, list,
                          "the text " + quoted(list.substr(suffix_at, i - suffix_at)) +
                              " after a name's last range; Slurm reads no suffix there");
+      if (end_digits > kMaxEndDigits)
+        throw not_a_list(what, list,
+                         "a name ends in a number of more than " + std::to_string(kMaxEndDigits) +
+                             " digits, which Slurm cannot count to");
       total += hosts;
       hosts = 0;
+      end_digits = 0;
     } else if (name_char(c)) {
       if (hosts > 0 && suffix_at == std::string_view::npos && list[i - 1] == ']') suffix_at = i;
       hosts = std::max<std::uint64_t>(hosts, 1);
+      const bool digit = c >= '0' && c <= '9';
+      end_digits = !digit ? 0 : end_digits + (end_digits > 0 || c != '0' ? 1 : 0);
     } else if (c == '[') {
       suffix_at = std::string_view::npos;
+      end_digits = 0;
       const std::size_t close = list.find(']', i);
       const std::size_t inner = list.find('[', i + 1);
       if (close == std::string_view::npos || inner < close)

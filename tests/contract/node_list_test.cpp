@@ -66,6 +66,9 @@ TEST(FirstHost, MalformedListsAreRefusedWithTheReason) {
   EXPECT_TRUE(has(error_of("n[2-3]-ib"), "the text '-ib' after a name's last range"));
   EXPECT_TRUE(has(error_of("a[1-2]b[3]c,x"), "the text 'c' after a name's last range"));
   EXPECT_TRUE(has(error_of("n[0-65535][0-65535]"), "names more than 131072 hosts"));
+  // libslurm writes y99999999999999999999 back as y18446744073709551615 (the fuzzer's find).
+  EXPECT_TRUE(has(error_of("y99999999999999999999"), "ends in a number of more than 19 digits"));
+  EXPECT_EQ(p::first_host("l", "y0009999999999999999999"), "y0009999999999999999999");
   // Every message says what a list looks like.
   EXPECT_TRUE(has(error_of("n$"), "expected e.g. node[01-04],gpu7"));
 }
