@@ -78,7 +78,7 @@ p::UserOptions profile_option(const std::string& argument) {
   return options;
 }
 
-// The plugin's choice (profile_choice.cpp), with the admin's own files allowed: whoever runs
+// The plugin's choice (core/profile/5_choose.cpp), with the admin's own files allowed: whoever runs
 // ddp-plan reads their own files with their own rights.
 p::ProfileChoice choose(const Args& a, p::PlugstackConfig config, const std::string& host) {
   config.user_profiles = true;

@@ -1,6 +1,6 @@
 // Strict reading of one profile file: the file itself (kind, size, NUL bytes), its YAML syntax,
 // and typed access to its nodes that fails with file:line:column, the key, what was found, and
-// the fix. The schema (which keys, which values) lives in profile_parse.cpp.
+// the fix. The schema (which keys, which values) lives in 2_check_keys.cpp.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
