@@ -52,6 +52,7 @@ struct Args {
   std::optional<std::string> cluster;
   std::vector<std::pair<const char*, std::optional<std::string>>> user_options;
   bool json = false;
+  bool explain = false;
 };
 
 std::string this_host() { return p::local_host_name().value_or("localhost"); }
@@ -147,6 +148,7 @@ int run(const Args& a) {
     std::cout << ddp::tools::plan_to_json(step, placement, tasks).dump(2) << "\n";
   else
     std::cout << ddp::tools::plan_to_table(step, placement, tasks);
+  if (a.explain && !a.json) std::cout << ddp::tools::plan_explain(step, placement, tasks, gpus);
   return 0;
 }
 
@@ -191,6 +193,9 @@ int main(int argc, char** argv) {
   app.add_option("--check-profile", a.check_profile,
                  "validate profile NAME or FILE and print it resolved (extends applied)");
   app.add_flag("--json", a.json, "print JSON instead of a table");
+  app.add_flag("--explain", a.explain,
+               "after the table, say per GPU how it was matched (Slurm index, hwloc bus-id order, "
+               "CUDA_VISIBLE_DEVICES)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(a);

@@ -1,5 +1,7 @@
 #include "plan_report.hpp"
 
+#include "parse.hpp"
+
 #include <iomanip>
 #include <sstream>
 
@@ -95,6 +97,53 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
       << std::setw(9) << contract::backend_name(t.contract.backend) << std::setw(5)
       << t.omp_threads << (t.cpus.empty() ? "unbound" : plan::format_cpu_list(t.cpus)) << "\n";
   return s.str();
+}
+
+std::string plan_explain(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                         const std::vector<plan::TaskPlan>& tasks, const plan::GpuFacts& gpus) {
+  std::ostringstream out;
+  const plan::Topology* topo = step.facts.topology ? &*step.facts.topology : nullptr;
+  out << "\nGPU matching: Slurm's GPU indices follow gres.conf, which is PCI bus-id order for "
+         "File=/dev/nvidia[0-N] and AutoDetect=nvml; local rank i drives the i-th GPU of "
+         "SLURM_STEP_GPUS="
+      << (gpus.step_gpus.empty() ? std::string("(none)") : plan::join(gpus.step_gpus)) << ", "
+      << (topo ? std::to_string(topo->gpus.size()) + " GPU(s) found by hwloc in bus-id order"
+               : std::string("no topology loaded"))
+      << "\n";
+  for (const auto& t : tasks) {
+    const unsigned local = t.contract.local_rank;
+    out << "  local rank " << local << ": ";
+    if (!t.gpu) {
+      out << "no GPU (" << (gpus.step_gpus.empty() ? "the step has none" : "more ranks than GPUs")
+          << ")\n";
+      continue;
+    }
+    out << "Slurm GPU " << *t.gpu << " (entry " << local << " of SLURM_STEP_GPUS)";
+    const auto& where = local < placement.ranks.size() ? placement.ranks[local].gpu
+                                                       : std::optional<std::size_t>();
+    if (topo && where) {
+      const plan::Gpu& g = topo->gpus[*where];
+      out << " = hwloc GPU " << *where << " of " << topo->gpus.size() << ", bus id " << g.busid
+          << std::hex << std::setfill('0') << " (PCI " << std::setw(4) << g.vendor_id << ":"
+          << std::setw(4) << g.device_id << std::dec << std::setfill(' ')
+          << (g.name.empty() ? std::string() : ", " + g.name) << ")";
+    } else {
+      out << " = not matched to hwloc (see the warnings): no GPU-local NIC or cores";
+    }
+    std::string visible = gpus.cuda_visible_devices.value_or("unset");
+    std::string visible_from = "as Slurm set it";
+    for (const auto& e : t.env)
+      if (e.name == contract::kCudaVisibleDevices) {
+        visible = e.value;
+        visible_from = "widened by the plan from " + gpus.cuda_visible_devices.value_or("unset") +
+                       " to the step's GPUs";
+      }
+    out << "; CUDA_VISIBLE_DEVICES=" << visible << " (" << visible_from << "), cuda:" << local
+        << " with CUDA_DEVICE_ORDER=PCI_BUS_ID";
+    if (!t.nic.empty()) out << "; NIC " << t.nic << " (" << t.nic_path << " from the GPU)";
+    out << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace ddp::tools

@@ -15,4 +15,10 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
 std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement& placement,
                           const std::vector<plan::TaskPlan>& tasks);
 
+// `--explain`: per local rank, how its GPU was matched (Slurm's index, its place in hwloc's
+// PCI bus-id order, the bus id) and which CUDA device it is, so an admin sees why a node got the
+// plan it got.
+std::string plan_explain(const plan::StepPlan& step, const plan::NodePlacement& placement,
+                         const std::vector<plan::TaskPlan>& tasks, const plan::GpuFacts& gpus);
+
 }  // namespace ddp::tools
