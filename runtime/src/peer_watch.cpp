@@ -39,7 +39,7 @@ PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
   // A request that takes this long means rank 0, which serves the store, is gone.
   o.timeout = store_timeout_ = std::max(options.peer_timeout, std::chrono::milliseconds(1000));
   try {
-    store_ = c10::make_intrusive<c10d::TCPStore>(context.master_addr, o);
+    store_ = compat::make_tcp_store(context.master_addr, o);
     // Arms the connection's receive time-out (LibTorch 1.13 sets it on the first wait only):
     // without it a frozen rank 0 would block the watch forever instead of being found.
     store_->wait({arrival_key(context.rank)}, o.timeout);

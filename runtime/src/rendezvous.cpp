@@ -35,7 +35,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   try {
-    return c10::make_intrusive<c10d::TCPStore>(c.master_addr, options);
+    return compat::make_tcp_store(c.master_addr, options);
   } catch (const std::exception& e) {
     std::ostringstream msg;
     if (c.rank == 0)

@@ -14,7 +14,9 @@
 #endif
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if TORCH_VERSION_MAJOR < 1 || (TORCH_VERSION_MAJOR == 1 && TORCH_VERSION_MINOR < 13)
@@ -52,6 +54,28 @@ using Backend = c10d::ProcessGroup;
 #endif
 
 using Work = c10d::Work;
+
+// LibTorch 2.4 and later serve the TCPStore with libuv by default, but distributions build it
+// without libuv too (Debian 13's 2.6 is), and then rank 0's store refuses to start. USE_LIBUV=0
+// chooses the classic server, as it does for PyTorch; otherwise a build without libuv falls back to
+// the classic server instead of failing the job.
+inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host,
+                                                         c10d::TCPStoreOptions options) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  const char* use_libuv = std::getenv("USE_LIBUV");
+  if (use_libuv != nullptr && std::string_view(use_libuv) == "0") options.useLibUV = false;
+  if (options.useLibUV) {
+    try {
+      return c10::make_intrusive<c10d::TCPStore>(host, options);
+    } catch (const c10::Error& e) {
+      if (std::string_view(e.what_without_backtrace()).find("libuv") == std::string_view::npos)
+        throw;
+      options.useLibUV = false;
+    }
+  }
+#endif
+  return c10::make_intrusive<c10d::TCPStore>(host, options);
+}
 
 // LibTorch's errors carry a C++ backtrace in what(); users need the message only, without the
 // final full stop and newline (our messages go on after it).

@@ -31,7 +31,8 @@ std::optional<Candidate> candidate(Profile p, const std::optional<std::string>& 
   return Candidate{std::move(p), specificity, std::move(reason)};
 }
 
-[[noreturn]] void tie(const std::vector<Candidate>& best) {
+// Not named tie: with <tuple> reachable (GCC 14), ADL on std::vector would pick std::tie instead.
+[[noreturn]] void fail_equally_specific(const std::vector<Candidate>& best) {
   std::string names;
   for (std::size_t i = 0; i < best.size(); ++i) {
     const char* sep = i == 0 ? "" : i + 1 == best.size() ? " and " : ", ";
@@ -64,7 +65,7 @@ ProfileChoice select_profile(const std::string& dir, const std::optional<std::st
     best.push_back(std::move(*c));
   }
   if (best.empty()) return {std::nullopt, "no profile matched: built-in defaults"};
-  if (best.size() > 1) tie(best);
+  if (best.size() > 1) fail_equally_specific(best);
   return {std::move(best.front().profile), best.front().reason};
 }
 

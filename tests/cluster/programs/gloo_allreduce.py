@@ -10,7 +10,15 @@ import torch.distributed as dist
 rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
 local_rank = int(os.environ["LOCAL_RANK"])
-dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+try:
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+except RuntimeError as e:
+    # Debian 13's torch 2.6 is built without libuv, yet its TCPStore asks for it by default; the
+    # documented switch to the classic store is USE_LIBUV=0 (libddp falls back the same way).
+    if "libuv" not in str(e):
+        raise
+    os.environ["USE_LIBUV"] = "0"
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
 assert dist.get_rank() == rank and dist.get_world_size() == world
 
 value = torch.tensor([float(rank + 1)])
