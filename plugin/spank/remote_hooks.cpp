@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -18,6 +19,11 @@
 namespace {
 
 using ddp::spank::state;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 bool step_wants_ddp() {
   const auto& s = state();
@@ -31,6 +37,15 @@ std::optional<ddp::plan::StepRoleDecision> srun_decision(spank_t sp) {
   const auto text = ddp::spank::get_env(sp, ddp::plan::kStepRoleVar);
   if (!text) return std::nullopt;
   return ddp::plan::decode_step_role(*text);
+}
+
+// Whether this slurmstepd plans a DDP step: asked for, a task launch, and not made plain by srun.
+// Every other step costs the plugin nothing past its options. Throws on a garbled decision.
+bool plans_ddp_step(spank_t sp) {
+  if (state().deferred_error || !step_wants_ddp()) return false;
+  if (!ddp::spank::launch_step_id(sp)) return false;
+  const auto role = srun_decision(sp);
+  return !(role && role->role == ddp::plan::StepRole::Plain);
 }
 
 // The task's stderr goes to srun's terminal or the job's output file.
@@ -52,20 +67,40 @@ void pin(const ddp::plan::CpuList& cpus) {
 
 }  // namespace
 
+// Still root here (user_init runs with the job's user id): the node facts file can be checked
+// and, when stale, written again.
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+  if (spank_context() != S_CTX_REMOTE) return 0;
+  auto& s = state();
+  const auto start = Clock::now();
+  const int rc = ddp::spank::guarded("init_post_opt", [&] {
+    try {
+      if (!plans_ddp_step(sp)) return 0;
+      s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
+                                        s.config.topology_xml, /*may_write=*/true);
+    } catch (const std::exception& e) {
+      s.node_problem = std::string("cannot load the node topology: ") + e.what();
+    }
+    return 0;
+  });
+  if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while reading the node topology";
+  s.work_ms += ms_since(start);
+  return 0;
+}
+
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
   if (spank_context() != S_CTX_REMOTE) return 0;
   auto& s = state();
+  const auto start = Clock::now();
   const int rc = ddp::spank::guarded("user_init", [&] {
-    if (s.deferred_error || !step_wants_ddp()) return 0;
-    if (!ddp::spank::launch_step_id(sp)) return 0;
     try {
+      if (!plans_ddp_step(sp)) return 0;
       const auto role = srun_decision(sp);
-      if (role && role->role == ddp::plan::StepRole::Plain) return 0;
       // A step of its own shape (srun --ddp) is not held to the job's --ddp-nodes/--ddp-gpus.
       ddp::plan::UserOptions options = s.options;
       if (role && !role->check_nodes) options.nodes.reset();
       if (role && !role->check_gpus) options.gpus_per_node.reset();
-      auto facts = ddp::spank::read_step_facts(sp, s.config);
+      auto facts = ddp::spank::read_step_facts(sp, s.node, s.node_problem);
       facts.job_has_shape = role && role->job_has_shape;
       uid_t uid = 0;
       gid_t gid = 0;
@@ -84,6 +119,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
   });
   // Even an internal failure here must surface in task_init rather than vanish.
   if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while planning the step";
+  s.work_ms += ms_since(start);
   return 0;
 }
 
@@ -99,6 +135,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       return -1;
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch
+    const auto start = Clock::now();
     try {
       const auto task = ddp::spank::read_task_facts(sp);
       const auto gpus = ddp::spank::read_gpu_facts(sp);
@@ -114,7 +151,14 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       // Fallbacks are the same on every task of a node: say them once per node.
       if (task.local_id == 0)
         for (const auto& w : placement.warnings) tell_user("warning: " + w);
-      if (s.options.verbose) tell_user(plan.summary());
+      if (s.options.verbose) {
+        // The node's share (topology, profile, plan) was paid once, before the first task.
+        if (task.local_id == 0 && s.node)
+          tell_user("node " + s.step->facts.hostname + ": the plugin's work for this step took " +
+                    ddp::plan::ms_text(s.work_ms) + " before the tasks and " +
+                    ddp::plan::ms_text(ms_since(start)) + " in this task; topology: " + s.node->how);
+        tell_user(plan.summary());
+      }
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
       return -1;

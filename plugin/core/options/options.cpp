@@ -114,14 +114,19 @@ PortRange parse_port_range(std::string_view what, std::string_view text) {
   return r;
 }
 
+namespace {
+constexpr const char* kPlugstackKeys =
+    "keys: profile_dir, default_profile, port_range, user_profiles, topology, activate, "
+    "node_facts_dir";
+}  // namespace
+
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
   PlugstackConfig config;
   for (const std::string& arg : args) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
       throw PlanError("plugstack.conf argument " + quoted(arg) +
-                      " is not key=value; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate");
+                      " is not key=value; " + kPlugstackKeys);
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
     if (key == "profile_dir") {
@@ -145,6 +150,16 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf topology=" + quoted(value) +
                         " must be an absolute path to an hwloc XML file");
       config.topology_xml = value;
+    } else if (key == "node_facts_dir") {
+      if (value == "off") {
+        config.node_facts_dir.clear();
+      } else {
+        if (value.size() < 2 || value.front() != '/' || value.find_first_of(" \t\n") != std::string::npos)
+          throw PlanError("plugstack.conf node_facts_dir=" + quoted(value) +
+                          " must be an absolute directory path that only root may write "
+                          "(default /run/slurm-ddp), or off");
+        config.node_facts_dir = value;
+      }
     } else if (key == "activate") {
       if (value == "always")
         config.activation = Activation::Always;
@@ -156,8 +171,7 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
                         "always (every step with more than zero tasks)");
     } else {
       throw PlanError("plugstack.conf argument " + quoted(key) +
-                      " is unknown; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate");
+                      " is unknown; " + kPlugstackKeys);
     }
   }
   return config;

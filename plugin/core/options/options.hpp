@@ -62,6 +62,9 @@ struct PlugstackConfig {
   bool user_profiles = false;
   std::optional<std::string> topology_xml;
   Activation activation = Activation::OnRequest;
+  // Where root keeps the node's topology between steps (node_facts_cache.hpp); "" = nowhere,
+  // hwloc on every step. /run is cleared at boot and writable by root alone.
+  std::string node_facts_dir = "/run/slurm-ddp";
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.
