@@ -76,9 +76,15 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   const int rc = ddp::spank::guarded("init_post_opt", [&] {
     try {
       if (!plans_ddp_step(sp)) return 0;
+    } catch (const std::exception& e) {
+      s.deferred_error = e.what();
+      return 0;
+    }
+    try {
       s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
                                         s.config.topology_xml, /*may_write=*/true);
     } catch (const std::exception& e) {
+      // The plan goes on without it, and says so (NCCL and Slurm then choose).
       s.node_problem = std::string("cannot load the node topology: ") + e.what();
     }
     return 0;
