@@ -1,0 +1,88 @@
+#!/bin/bash
+# ddp-monitor and ddp-report as programs, outside Slurm: the sampler loads the scripted NVML
+# through LD_LIBRARY_PATH (as it would load the real libnvidia-ml.so.1), samples a busy process
+# tree and real loopback traffic, writes its file and summary; ddp-report prints the same summary
+# from the file and draws a PNG that decodes.
+#   sampler_test.sh DDP_MONITOR DDP_REPORT FAKE_NVML_DIR
+set -euo pipefail
+MONITOR=$1 REPORT=$2 FAKE=$3
+T=$(mktemp -d /tmp/ddp-monitor-test.XXXXXX)
+trap 'kill "$busy" 2>/dev/null || true; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat >"$T/gpus.txt" <<'GPUS'
+# HOST INDEX BUS_ID NAME MEM_TOTAL_MIB UTIL... MEM_USED_MIB POWER_W
+*  0  0000:3b:00.0  Fake_A100  40960  80,90,100  30000  250.5
+*  1  0000:5e:00.0  Fake_A100  40960  0          512    -
+GPUS
+
+# A task: a shell whose child burns a CPU for 3 s (the child's time counts as the task's).
+timeout 3 sh -c 'while :; do :; done' &
+busy=$!
+# 24 MiB over loopback, within the first seconds.
+/usr/bin/python3 - <<'PY' &
+import socket, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def sink():
+    c, _ = srv.accept()
+    while c.recv(1 << 20): pass
+t = threading.Thread(target=sink); t.start()
+s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * (24 << 20)); s.close(); t.join()
+PY
+traffic=$!
+
+LD_LIBRARY_PATH=$FAKE DDP_FAKE_NVML_SCRIPT=$T/gpus.txt "$MONITOR" --job 42 --step 3 --node testhost \
+  --interval 1 --dir "$T/%u/mon" --task "0:$busy" --gpu 0@0000:3b:00.0 --gpu 1 --net lo \
+  2>"$T/summary" || fail "ddp-monitor failed: $(cat "$T/summary")"
+wait "$traffic"
+cat "$T/summary"
+file=$T/$(id -un)/mon/ddp-monitor-42.3-testhost.txt
+[ -s "$file" ] || fail "no $file"
+
+grep -q '^start 0 job=42 step=3 node=testhost node_index=0 nodes=1 interval=1 unix=' "$file" || fail "start: $(head -3 "$file")"
+grep -q '^gpu-info [0-9.]* gpu=0 bus=0000:3b:00.0 name=Fake_A100 mem_total_mib=40960$' "$file" || fail "gpu-info 0"
+grep -q '^gpu [0-9.]* gpu=0 util=90 mem_used_mib=30000 power_w=250.5$' "$file" || fail "gpu 0 samples"
+grep -q '^gpu [0-9.]* gpu=1 util=0 mem_used_mib=512$' "$file" || fail "gpu 1 (no power) samples"
+grep -q '^end [0-9.]* reason=tasks-ended$' "$file" || fail "end: $(tail -2 "$file")"
+# The busy loop uses a CPU (most of one, on a loaded machine at least a third).
+peak=$(awk '$1 == "cpu" { sub("cpu=", "", $4); if ($4 > m) m = $4 } END { print m + 0 }' "$file")
+awk -v p="$peak" 'BEGIN { exit !(p >= 30 && p <= 110) }' || fail "CPU peak $peak%: $(grep '^cpu' "$file")"
+rx=$(awk '$1 == "net" { sub("rx_bytes=", "", $4); v = $4 } END { print v + 0 }' "$file")
+((rx >= 24 << 20)) || fail "lo received $rx bytes, expected >= 24 MiB"
+grep -qE '^  lo +2[4-9]\.[0-9] MiB +2[4-9]\.[0-9] MiB +[1-9][0-9.]* MiB/s' "$T/summary" || fail "lo row"
+
+
+grep -q '^  1    -             Fake_A100         0%    0%   0.5 of 40.0 GiB           -      -  IDLE$' "$T/summary" ||
+  fail "GPU 1 not flagged idle"
+grep -q '^  idle: GPU 1 averaged 0% utilisation' "$T/summary" || fail "no idle line"
+grep -q '^  0    0000:3b:00.0  Fake_A100        [89][0-9]%  100%  29.3 of 40.0 GiB       250 W  250 W$' "$T/summary" ||
+  fail "GPU 0 row"
+
+# ddp-report prints the node's block exactly as the sampler did, after a line for the step.
+"$REPORT" "$T/$(id -un)/mon" --png "$T/util.png" >"$T/report"
+cat "$T/report"
+head -1 "$T/report" | grep -q '^job 42 step 3: 1 of 1 node, 2 GPUs, mean GPU utilisation [0-9]*%, 1 idle (testhost GPU 1)$' ||
+  fail "step line: $(head -1 "$T/report")"
+sed -n '2,/^wrote /p' "$T/report" | sed '$d' >"$T/report-block"
+diff "$T/summary" "$T/report-block" || fail "ddp-report's block differs from the sampler's summary"
+
+# The PNG: signature, IHDR, and IDAT that inflates to height x (1 + width) bytes.
+/usr/bin/python3 - "$T/util.png" <<'PY' || fail "the PNG does not decode"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "signature"
+pos, chunks = 8, {}
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    assert struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0] == zlib.crc32(kind + body), kind
+    chunks.setdefault(kind, b"")
+    chunks[kind] += body
+    pos += 12 + n
+w, h, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+raw = zlib.decompress(chunks[b"IDAT"])
+assert (depth, colour) == (8, 3) and len(raw) == h * (w + 1), (w, h, len(raw))
+assert w == 1200 and 150 < h < 400, (w, h)
+print(f"png {w}x{h}, {len(data)} bytes, {len(chunks[b'PLTE']) // 3} colours")
+PY
+echo "PASS: sampler file, summary, idle GPU, CPU and loopback bytes, ddp-report text and PNG"
