@@ -8,6 +8,7 @@
 
 #include "core_grant.hpp"
 #include "error.hpp"
+#include "hostlist.hpp"
 #include "local_host.hpp"
 #include "parse.hpp"
 
@@ -39,6 +40,15 @@ std::string step_alloc_cores(spank_t sp) {
   if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || cores == nullptr)
     return "";
   return cores;
+}
+
+// This node's name as Slurm knows it: entry NODE_ID of the step's node list. Not SLURMD_NODENAME
+// from the step's environment: that is the node srun ran on (in a batch job, the batch node, on
+// every node of the step); slurmstepd sets each node's own only in the tasks' environment, later.
+std::optional<std::string> node_name(const std::string& nodelist, unsigned node_id) {
+  const auto hosts = plan::expand_hostlist("SLURM_STEP_NODELIST", nodelist);
+  if (node_id >= hosts.size()) return std::nullopt;
+  return hosts[node_id];
 }
 
 }  // namespace
@@ -73,11 +83,11 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
   f.total_tasks = item<std::uint32_t>(sp, S_JOB_TOTAL_TASK_COUNT, "the step's task count");
   f.local_tasks = item<std::uint32_t>(sp, S_JOB_LOCAL_TASK_COUNT, "this node's task count");
   f.cpus_on_node = item<std::uint16_t>(sp, S_JOB_NCPUS, "the step's CPU count");
-  f.hostname = get_env(sp, "SLURMD_NODENAME").value_or(hostname());
   const auto nodelist = get_env(sp, "SLURM_STEP_NODELIST");
   if (!nodelist)
     throw plan::PlanError("SLURM_STEP_NODELIST is not set in the step; cannot find MASTER_ADDR");
   f.nodelist = *nodelist;
+  f.hostname = node_name(f.nodelist, f.node_id).value_or(hostname());
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
   f.alloc_cores = step_alloc_cores(sp);
   if (node)
