@@ -103,7 +103,8 @@ std::string format_record(const Record& r) {
         if constexpr (std::is_same_v<T, StartRecord>) {
           s << "start " << time << " job=" << b.job << " step=" << b.step
             << " node=" << token(b.node) << " node_index=" << b.node_index << " nodes=" << b.nodes
-            << " interval=" << number(b.interval, 3) << " unix=" << number(b.unix_time, 3);
+            << " interval=" << number(b.interval, 3) << " unix=" << number(b.unix_time, 3)
+            << " pid=" << b.pid;
         } else if constexpr (std::is_same_v<T, GpuInfo>) {
           s << "gpu-info " << time << " gpu=" << b.gpu;
           if (!b.busid.empty()) s << " bus=" << token(b.busid);
@@ -150,6 +151,7 @@ std::optional<Record> parse_record(std::string_view line) {
     b.nodes = static_cast<unsigned>(f.count("nodes", 1u << 20));
     b.interval = f.real("interval");
     b.unix_time = f.real("unix");
+    if (f.find("pid")) b.pid = static_cast<long>(f.count("pid", 0x7fffffffu));
     r.body = b;
   } else if (f.kind == "gpu-info") {
     GpuInfo b;

@@ -5,7 +5,8 @@
 // TIME is seconds since the `start` record (monotonic clock, millisecond resolution); values hold
 // no spaces (a GPU's name has its spaces written as '_'); a `note` is free text after TIME. Kinds:
 //
-//   start    job= step= node= node_index= nodes= interval= unix=  (wall clock of TIME 0)
+//   start    job= step= node= node_index= nodes= interval= unix= pid=
+//                                                     unix: wall clock at TIME 0; pid: the sampler's
 //   gpu-info gpu= [bus=] [name=] [mem_total_mib=]    once per GPU
 //   task     rank= local= pid=                        once per task of the step on the node
 //   gpu      gpu= [util=] [mem_used_mib=] [power_w=]  per GPU per sample: %, MiB, W
@@ -38,6 +39,7 @@ struct StartRecord {
   unsigned nodes = 1;
   double interval = 0;   // seconds
   double unix_time = 0;  // seconds since 1970 at TIME 0
+  long pid = 0;          // the sampler's process id
 };
 struct GpuInfo {
   unsigned gpu = 0;

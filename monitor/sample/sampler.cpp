@@ -333,6 +333,7 @@ int Sampler::run() {
   start.nodes = args_.nodes;
   start.interval = args_.interval;
   start.unix_time = wall_clock();
+  start.pid = getpid();
   emit(0, start);
   open_nvml();
   for (const TaskTarget& t : args_.task_pids) add_task(t.rank, t.rank, t.pid);
@@ -343,6 +344,11 @@ int Sampler::run() {
   for (unsigned tick = 1; reason.empty(); ++tick) {
     const double due = static_cast<double>(tick) * args_.interval;
     for (;;) {
+      // The stream may have ended already: a step shorter than the sampler's start.
+      if (control_ended_) {
+        reason = "step-ended";
+        break;
+      }
       const double wait = due - now();
       if (wait <= 0) break;
       pollfd fds[2] = {{signals, POLLIN, 0}, {control_, POLLIN, 0}};
@@ -353,13 +359,7 @@ int Sampler::run() {
         reason = "signal";
         break;
       }
-      if (n > 0 && control_ >= 0 && fds[1].revents) {
-        read_control();
-        if (control_ended_) {
-          reason = "step-ended";
-          break;
-        }
-      }
+      if (n > 0 && control_ >= 0 && fds[1].revents) read_control();
     }
     sample();
     if (reason.empty() && all_tasks_gone()) {

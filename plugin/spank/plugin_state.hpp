@@ -48,6 +48,9 @@ void remember_job_shape();
 
 inline constexpr const char* kLogPrefix = "spank_ddp: ";
 
+// In a task: a line on its stderr (srun's terminal or the job's output), after kLogPrefix.
+void tell_user(const std::string& line);
+
 // Runs a hook body; any exception becomes a logged error and a Slurm error code, so nothing ever
 // unwinds into Slurm's C code.
 template <class Body>

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "error.hpp"
+#include "monitor_launch.hpp"
 #include "planner.hpp"
 #include "profile_choice.hpp"
 #include "plugin_state.hpp"
@@ -16,9 +17,20 @@
 #include "step_role.hpp"
 #include "user_file_reader.hpp"
 
+namespace ddp::spank {
+
+// The task's stderr goes to srun's terminal or the job's output file.
+void tell_user(const std::string& line) {
+  const std::string text = std::string(kLogPrefix) + line + "\n";
+  (void)!write(STDERR_FILENO, text.data(), text.size());
+}
+
+}  // namespace ddp::spank
+
 namespace {
 
 using ddp::spank::state;
+using ddp::spank::tell_user;
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
@@ -48,12 +60,6 @@ bool plans_ddp_step(spank_t sp) {
   return !(role && role->role == ddp::plan::StepRole::Plain);
 }
 
-// The task's stderr goes to srun's terminal or the job's output file.
-void tell_user(const std::string& line) {
-  const std::string text = std::string(ddp::spank::kLogPrefix) + line + "\n";
-  (void)!write(STDERR_FILENO, text.data(), text.size());
-}
-
 void pin(const ddp::plan::CpuList& cpus) {
   if (cpus.empty()) return;
   cpu_set_t set;
@@ -80,6 +86,7 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
       s.deferred_error = e.what();
       return 0;
     }
+    ddp::spank::open_monitor_channel(sp);
     try {
       s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
                                         s.config.topology_xml, /*may_write=*/true);
@@ -165,6 +172,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
                     ddp::plan::ms_text(ms_since(start)) + " in this task; topology: " + s.node->how);
         tell_user(plan.summary());
       }
+      if (task.local_id == 0) ddp::spank::start_monitor(sp, *s.step, gpus, placement);
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
       return -1;

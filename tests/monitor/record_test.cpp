@@ -17,13 +17,15 @@ Record roundtrip(const Record& r) {
 }  // namespace
 
 TEST(MonitorRecord, EveryKindIsWrittenAsDocumentedAndReadBack) {
-  StartRecord start{17, 2, "gn01", 1, 4, 10, 1718000000.125};
+  StartRecord start{17, 2, "gn01", 1, 4, 10, 1718000000.125, 4711};
   EXPECT_EQ(format_record({0, start}),
-            "start 0 job=17 step=2 node=gn01 node_index=1 nodes=4 interval=10 unix=1718000000.125");
+            "start 0 job=17 step=2 node=gn01 node_index=1 nodes=4 interval=10 unix=1718000000.125 "
+            "pid=4711");
   const auto s = std::get<StartRecord>(roundtrip({0, start}).body);
   EXPECT_EQ(s.job, 17u);
   EXPECT_EQ(s.node, "gn01");
   EXPECT_DOUBLE_EQ(s.unix_time, 1718000000.125);
+  EXPECT_EQ(s.pid, 4711);
 
   GpuInfo info{3, "0000:3b:00.0", "NVIDIA A100-SXM4-40GB", 40960};
   EXPECT_EQ(format_record({0.012, info}),

@@ -39,13 +39,13 @@ cat "$T/summary"
 file=$T/$(id -un)/mon/ddp-monitor-42.3-testhost.txt
 [ -s "$file" ] || fail "no $file"
 
-grep -q '^start 0 job=42 step=3 node=testhost node_index=0 nodes=1 interval=1 unix=' "$file" || fail "start: $(head -3 "$file")"
+grep -q '^start 0 job=42 step=3 node=testhost node_index=0 nodes=1 interval=1 unix=[0-9.]* pid=[0-9]*$' "$file" || fail "start: $(head -3 "$file")"
 grep -q '^gpu-info [0-9.]* gpu=0 bus=0000:3b:00.0 name=Fake_A100 mem_total_mib=40960$' "$file" || fail "gpu-info 0"
 grep -q '^gpu [0-9.]* gpu=0 util=90 mem_used_mib=30000 power_w=250.5$' "$file" || fail "gpu 0 samples"
 grep -q '^gpu [0-9.]* gpu=1 util=0 mem_used_mib=512$' "$file" || fail "gpu 1 (no power) samples"
 grep -q '^end [0-9.]* reason=tasks-ended$' "$file" || fail "end: $(tail -2 "$file")"
 # The busy loop uses a CPU (most of one, on a loaded machine at least a third).
-peak=$(awk '$1 == "cpu" { sub("cpu=", "", $4); if ($4 > m) m = $4 } END { print m + 0 }' "$file")
+peak=$(awk '$1 == "cpu" { sub("cpu=", "", $4); if ($4 + 0 > m) m = $4 + 0 } END { print m + 0 }' "$file")
 awk -v p="$peak" 'BEGIN { exit !(p >= 30 && p <= 110) }' || fail "CPU peak $peak%: $(grep '^cpu' "$file")"
 rx=$(awk '$1 == "net" { sub("rx_bytes=", "", $4); v = $4 } END { print v + 0 }' "$file")
 ((rx >= 24 << 20)) || fail "lo received $rx bytes, expected >= 24 MiB"

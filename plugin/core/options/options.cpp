@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "names.hpp"
 #include "parse.hpp"
+#include "sampler_args.hpp"
 
 namespace ddp::plan {
 namespace {
@@ -31,6 +32,21 @@ bool parse_yes_no(std::string_view what, std::string_view value) {
   if (value == "yes" || value == "true" || value == "1") return true;
   if (value == "no" || value == "false" || value == "0") return false;
   throw PlanError(std::string(what) + "=" + quoted(value) + " is not a boolean; allowed: yes or no");
+}
+
+MonitorRequest parse_monitor(std::string_view value) {
+  if (value.empty()) return {};
+  if (value == "off") return {false, std::nullopt};
+  const std::string range = std::to_string(monitor::kMinInterval) + ".." +
+                            std::to_string(monitor::kMaxInterval);
+  try {
+    return {true, static_cast<unsigned>(parse_unsigned(opt(kOptMonitor), value, monitor::kMinInterval,
+                                                       monitor::kMaxInterval))};
+  } catch (const PlanError&) {
+    throw PlanError(opt(kOptMonitor) + "=" + quoted(value) +
+                    " is not a sampling interval; allowed: " + range +
+                    " seconds, or off (no monitoring, even where the profile turns it on)");
+  }
 }
 
 }  // namespace
@@ -92,6 +108,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.bind = parse_bind(value);
   } else if (name == kOptVerbose) {
     options.verbose = true;
+  } else if (name == kOptMonitor) {
+    options.monitor = parse_monitor(value);
   } else {
     throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }
@@ -117,7 +135,7 @@ PortRange parse_port_range(std::string_view what, std::string_view text) {
 namespace {
 constexpr const char* kPlugstackKeys =
     "keys: profile_dir, default_profile, port_range, user_profiles, topology, activate, "
-    "node_facts_dir";
+    "node_facts_dir, monitor";
 }  // namespace
 
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
@@ -169,6 +187,11 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf activate=" + quoted(value) +
                         " is not allowed; use on-request (only steps with a --ddp* option) or "
                         "always (every step with more than zero tasks)");
+    } else if (key == "monitor") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf monitor=" + quoted(value) +
+                        " must be the absolute path of the ddp-monitor program");
+      config.monitor_program = value;
     } else {
       throw PlanError("plugstack.conf argument " + quoted(key) +
                       " is unknown; " + kPlugstackKeys);

@@ -16,6 +16,12 @@ namespace ddp::plan {
 
 enum class Bind { Closest, None };
 
+// --ddp-monitor[=SECONDS|off]: sample the step's GPUs, CPUs and NICs (monitor/).
+struct MonitorRequest {
+  bool on = true;                    // off: not even when the profile enables it
+  std::optional<unsigned> interval;  // seconds; unset: the profile's, else the default
+};
+
 // The user's options. Every field stays unset until the user gives it, so the planner can tell
 // "asked for" from "default".
 struct UserOptions {
@@ -29,6 +35,7 @@ struct UserOptions {
   std::optional<contract::Backend> backend;
   std::optional<Bind> bind;
   bool verbose = false;
+  std::optional<MonitorRequest> monitor;
 };
 
 // Names of the options as users type them (without the leading "--").
@@ -40,6 +47,7 @@ inline constexpr const char* kOptPort = "ddp-port";
 inline constexpr const char* kOptBackend = "ddp-backend";
 inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
+inline constexpr const char* kOptMonitor = "ddp-monitor";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
 inline constexpr const char* kDdpOff = "off";
@@ -65,6 +73,7 @@ struct PlugstackConfig {
   // Where root keeps the node's topology between steps (node_facts_cache.hpp); "" = nowhere,
   // hwloc on every step. /run is cleared at boot and writable by root alone.
   std::string node_facts_dir = "/run/slurm-ddp";
+  std::optional<std::string> monitor_program;  // monitor=PATH; unset: the installed ddp-monitor
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.

@@ -9,6 +9,7 @@
 #include "profile_detail.hpp"
 #include "profile_rules.hpp"
 #include "profile_yaml.hpp"
+#include "sampler_args.hpp"
 
 namespace ddp::plan::profile_detail {
 namespace {
@@ -177,6 +178,14 @@ void parse_rendezvous(const Field& f, Profile& p) {
     p.host_suffix = checked(*x, profile_rules::host_suffix);
 }
 
+void parse_monitor(const Field& f, MonitorDefaults& m) {
+  const auto e = f.entries({"enabled", "interval", "dir"});
+  if (const auto x = find(e, "enabled")) m.enabled = x->boolean();
+  if (const auto x = find(e, "interval"))
+    m.interval = static_cast<unsigned>(x->integer(monitor::kMinInterval, monitor::kMaxInterval));
+  if (const auto x = find(e, "dir")) m.dir = checked(*x, profile_rules::monitor_dir);
+}
+
 NodeOverride parse_override(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"match", "network", "binding", "env"});
   const auto match = find(e, "match");
@@ -208,7 +217,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   const std::string stem = stem_of(path);
   const Field root = Field::root(path, profile_yaml::read_document(path));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
-                               "binding", "env", "nodes"});
+                               "binding", "env", "nodes", "monitor"});
   ProfileFile file;
   Profile& p = file.profile;
   p.files = {path};
@@ -227,6 +236,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   if (const auto x = find(e, "match")) p.match = parse_match(*x, listed);
   if (const auto x = find(e, "rendezvous")) parse_rendezvous(*x, p);
   parse_settings(e, p.settings);
+  if (const auto x = find(e, "monitor")) parse_monitor(*x, p.monitor);
   if (const auto x = find(e, "nodes")) {
     file.has_nodes = true;
     for (const Field& item : x->items()) p.nodes.push_back(parse_override(item, listed));
