@@ -19,8 +19,14 @@ GPUS
 # A task: a shell whose child burns a CPU for 3 s (the child's time counts as the task's).
 timeout 3 sh -c 'while :; do :; done' &
 busy=$!
-# 24 MiB over loopback, within the first seconds.
-/usr/bin/python3 - <<'PY' &
+LD_LIBRARY_PATH=$FAKE DDP_FAKE_NVML_SCRIPT=$T/gpus.txt "$MONITOR" --job 42 --step 3 --node testhost \
+  --interval 1 --dir "$T/%u/mon" --task "0:$busy" --gpu 0@0000:3b:00.0 --gpu 1 --net lo \
+  2>"$T/summary" &
+sampler=$!
+file=$T/$(id -un)/mon/ddp-monitor-42.3-testhost.txt
+# 24 MiB over loopback once the sampler has its counters from TIME 0 (its first GPU line).
+for _ in $(seq 50); do grep -qs '^gpu-info' "$file" && break; sleep 0.1; done
+/usr/bin/python3 - <<'PY'
 import socket, threading
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 def sink():
@@ -29,14 +35,8 @@ def sink():
 t = threading.Thread(target=sink); t.start()
 s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * (24 << 20)); s.close(); t.join()
 PY
-traffic=$!
-
-LD_LIBRARY_PATH=$FAKE DDP_FAKE_NVML_SCRIPT=$T/gpus.txt "$MONITOR" --job 42 --step 3 --node testhost \
-  --interval 1 --dir "$T/%u/mon" --task "0:$busy" --gpu 0@0000:3b:00.0 --gpu 1 --net lo \
-  2>"$T/summary" || fail "ddp-monitor failed: $(cat "$T/summary")"
-wait "$traffic"
+wait "$sampler" || fail "ddp-monitor failed: $(cat "$T/summary")"
 cat "$T/summary"
-file=$T/$(id -un)/mon/ddp-monitor-42.3-testhost.txt
 [ -s "$file" ] || fail "no $file"
 
 grep -q '^start 0 job=42 step=3 node=testhost node_index=0 nodes=1 interval=1 unix=[0-9.]* pid=[0-9]*$' "$file" || fail "start: $(head -3 "$file")"
@@ -85,4 +85,41 @@ assert (depth, colour) == (8, 3) and len(raw) == h * (w + 1), (w, h, len(raw))
 assert w == 1200 and 150 < h < 400, (w, h)
 print(f"png {w}x{h}, {len(data)} bytes, {len(chunks[b'PLTE']) // 3} colours")
 PY
-echo "PASS: sampler file, summary, idle GPU, CPU and loopback bytes, ddp-report text and PNG"
+
+# The control channel as slurmstepd drives it (monitor/launch/control.hpp): the sampler says
+# hello, takes the tasks slurmstepd names, and on end of stream writes its summary and says done;
+# when slurmstepd is gone altogether (its end closed), it stops as well.
+/usr/bin/python3 - "$MONITOR" "$T" <<'PY' || fail "the control channel"
+import os, socket, subprocess, sys, time
+monitor, tmp = sys.argv[1], sys.argv[2]
+for how in ("shutdown", "close"):
+    stepd, sampler = socket.socketpair()
+    busy = subprocess.Popen(["sleep", "30"])
+    fd = sampler.fileno()
+    p = subprocess.Popen([monitor, "--job", "9", "--node", how, "--interval", "1", "--dir", tmp,
+                          "--tasks", "1", "--control-fd", str(fd)], pass_fds=(fd,),
+                         stderr=subprocess.PIPE)
+    sampler.close()
+    stepd.sendall(f"task 0 5 {busy.pid}\n".encode())
+    f = stepd.makefile("r")
+    hello = f.readline().split()
+    assert hello[:2] == ["hello", str(p.pid)], hello
+    time.sleep(1.3)
+    start = time.monotonic()
+    if how == "shutdown":
+        stepd.shutdown(socket.SHUT_WR)
+        assert f.readline() == "done\n"
+    else:
+        f.close(); stepd.close()
+    summary = p.communicate(timeout=5)[1].decode()
+    took = time.monotonic() - start
+    busy.kill(); busy.wait()
+    assert p.returncode == 0 and took < 1, (p.returncode, took)
+    log = open(f"{tmp}/ddp-monitor-9.0-{how}.txt").read()
+    assert f" rank=5 local=0 pid={busy.pid}" in log, log
+    assert log.rstrip().endswith("reason=step-ended"), log
+    assert f"ddp-monitor: node {how} (1 of 1), job 9 step 0" in summary, summary
+    assert "\n  5 " in summary, summary  # rank 5's CPU row
+    print(f"control channel ({how}): summary and end within {took:.2f} s")
+PY
+echo "PASS: sampler file, summary, idle GPU, CPU and loopback bytes, ddp-report text and PNG, control channel"
