@@ -70,24 +70,27 @@ std::optional<double> TaskSummary::cpu_mean() const {
   return cpu_sum / samples;
 }
 
+namespace {
+
+// The entry whose key is `key` in a list kept sorted by key, made when it is not there yet.
+template <class T, class Key>
+T& entry(std::vector<T>& list, unsigned key, Key key_of) {
+  auto it = std::lower_bound(list.begin(), list.end(), key,
+                             [&](const T& x, unsigned k) { return key_of(x) < k; });
+  if (it != list.end() && key_of(*it) == key) return *it;
+  T fresh;
+  key_of(fresh) = key;
+  return *list.insert(it, fresh);
+}
+
+}  // namespace
+
 GpuSummary& NodeSummary::gpu(unsigned index) {
-  auto it = std::find_if(gpus.begin(), gpus.end(), [&](const auto& g) { return g.info.gpu == index; });
-  if (it != gpus.end()) return *it;
-  GpuSummary g;
-  g.info.gpu = index;
-  it = std::upper_bound(gpus.begin(), gpus.end(), index,
-                        [](unsigned i, const GpuSummary& x) { return i < x.info.gpu; });
-  return *gpus.insert(it, g);
+  return entry(gpus, index, [](auto& g) -> auto& { return g.info.gpu; });
 }
 
 TaskSummary& NodeSummary::task(unsigned rank) {
-  auto it = std::find_if(tasks.begin(), tasks.end(), [&](const auto& t) { return t.info.rank == rank; });
-  if (it != tasks.end()) return *it;
-  TaskSummary t;
-  t.info.rank = rank;
-  it = std::upper_bound(tasks.begin(), tasks.end(), rank,
-                        [](unsigned r, const TaskSummary& x) { return r < x.info.rank; });
-  return *tasks.insert(it, t);
+  return entry(tasks, rank, [](auto& t) -> auto& { return t.info.rank; });
 }
 
 NicSummary& NodeSummary::nic(const std::string& name, bool ib) {

@@ -10,7 +10,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "control.hpp"
@@ -26,6 +30,7 @@ namespace {
 struct Channel {
   int stepd_end = -1;
   int sampler_end = -1;
+  uid_t job_uid = 0;
   unsigned exited = 0;  // tasks seen by task_exit
   bool stopped = false;
 };
@@ -57,6 +62,19 @@ void send_line(int fd, const char* text, std::size_t size) {
   }
 }
 
+// The real and effective user of a process, from /proc/PID/status.
+std::optional<std::pair<uid_t, uid_t>> process_uids(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    long real = -1, effective = -1;
+    if (fields >> key && key == "Uid:" && fields >> real >> effective && real >= 0 && effective >= 0)
+      return std::make_pair(static_cast<uid_t>(real), static_cast<uid_t>(effective));
+  }
+  return std::nullopt;
+}
+
 double monotonic() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -65,12 +83,18 @@ double monotonic() {
 
 // Ends the stream and waits for the sampler's `done`, at most `timeout` seconds; a sampler that
 // is still there then (stuck in a driver call, say) is killed, if it is still the very process
-// that said hello.
+// that said hello. What the sampler says is the user's word (the job's environment, LD_PRELOAD
+// included, runs in it), so slurmstepd kills nothing but a process of the job's own user.
 void stop(double timeout) {
   Channel& c = channel();
   if (c.stepd_end < 0 || c.stopped) return;
   c.stopped = true;
   ::shutdown(c.stepd_end, SHUT_WR);
+  // Without slurmstepd's copy of the sampler's end, a sampler that died shows as end of stream.
+  if (c.sampler_end >= 0) {
+    ::close(c.sampler_end);
+    c.sampler_end = -1;
+  }
   monitor::LineBuffer in;
   long pid = 0;
   std::uint64_t start_time = 0;
@@ -106,7 +130,9 @@ void stop(double timeout) {
     if (drain()) return;
   }
   const auto now = monitor::read_proc_stat("/proc", pid);
-  if (hello && now && now->start_time == start_time && now->state != 'Z') {
+  const auto uids = process_uids(pid);
+  const bool users = uids && uids->first == c.job_uid && uids->second == c.job_uid;
+  if (hello && now && now->start_time == start_time && now->state != 'Z' && users) {
     ::kill(static_cast<pid_t>(pid), SIGKILL);
     slurm_info("spank_ddp: the --ddp-monitor sampler (pid %ld) did not finish within %.0f s "
                "after the step's tasks; killed it",
@@ -216,9 +242,11 @@ using ddp::spank::state;
 
 namespace ddp::spank {
 
-void open_monitor_channel(spank_t) {
+void open_monitor_channel(spank_t sp) {
   const auto& s = state();
   if (s.options.monitor && !s.options.monitor->on) return;
+  uid_t uid = 0;
+  if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) return;
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     slurm_info("spank_ddp: no --ddp-monitor channel: socketpair: %s", std::strerror(errno));
@@ -226,6 +254,7 @@ void open_monitor_channel(spank_t) {
   }
   channel().stepd_end = fds[0];
   channel().sampler_end = fds[1];
+  channel().job_uid = uid;
 }
 
 }  // namespace ddp::spank

@@ -114,4 +114,32 @@ nonvml=$(cd "$OUT" && as_user timeout 60 srun --ddp-monitor=1 -N2 --gpus-per-nod
 echo "$nonvml"
 [ "$(grep -c '^  note: NVML is not available (libnvidia-ml.so.1: cannot open shared object file' <<<"$nonvml")" = 2 ] ||
   fail "each node should say once that NVML is missing"
-echo "PASS: --ddp-monitor on 2 nodes as the job's user: files, summaries, idle GPU, eth0 bytes, ddp-report text and PNG"
+
+# slurmstepd waits for a sampler at most 3 s after the tasks, then kills it; but it kills only a
+# process of the job's user, whatever the sampler (which runs the user's environment) claims.
+# A stand-in sampler (plugstack monitor=) says hello and never finishes: as itself, or naming a
+# root process.
+cat >"$WORK/stuck-sampler.sh" <<'SH'
+#!/bin/bash
+start_time() { local s; s=$(<"/proc/$1/stat"); s=${s##*) }; set -- $s; echo "${20}"; }
+pid=${VICTIM:-$$}
+echo "hello $pid $(start_time "$pid")" >&3
+exec sleep "${STUCK_FOR:-300}"
+SH
+chmod 755 "$WORK/stuck-sampler.sh"
+restore() { "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true; }
+trap 'restore; kill "$victim" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+DDP_SPANK_ARGS="monitor=$WORK/stuck-sampler.sh" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
+start=$(now)
+(cd "$OUT" && as_user timeout 60 srun --ddp-monitor=1 -N1 -n1 true) || fail "the step with a stuck sampler"
+took=$(elapsed "$start")
+awk -v t="$took" 'BEGIN { exit !(t >= 2.5 && t < 8) }' || fail "a step with a stuck sampler took $took s, expected 3 s more"
+stuck=$(pgrep -u nobody -x sleep || true)
+[ -z "$stuck" ] || fail "the stuck sampler outlived the step: $stuck"
+sleep 60 &
+victim=$!
+(cd "$OUT" && VICTIM=$victim STUCK_FOR=4 as_user timeout 60 srun --ddp-monitor=1 -N1 -n1 true) ||
+  fail "the step with a lying sampler"
+kill -0 "$victim" 2>/dev/null || fail "slurmstepd killed root's process $victim on the sampler's word"
+echo "stuck sampler: the step ended after $took s, the sampler killed; a forged hello killed nothing"
+echo "PASS: --ddp-monitor on 2 nodes as the job's user: files, summaries, idle GPU, eth0 bytes, ddp-report text and PNG; bounded stop"
