@@ -97,6 +97,7 @@ const char* nvmlErrorString(int rc) {
     case kDriverNotLoaded: return "Driver Not Loaded";
     case kNotFound: return "Not Found";
     case kNotSupported: return "Not Supported";
+    case kInvalidArgument: return "Invalid Argument";
     default: return "Unknown Error";
   }
 }
