@@ -1,11 +1,11 @@
 // /proc/PID/stat and the CPU time of a process tree.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <thread>
 
 #include "proc_cpu.hpp"
 
@@ -27,31 +27,39 @@ TEST(MonitorProc, StatLinesWithAwkwardCommandNames) {
 }
 
 TEST(MonitorProc, ATreeCountsItsChildrenAndSkipsTheExcluded) {
-  // A child that burns CPU for ~0.3 s under a parent that only waits: the parent's tree has it.
+  // A grandchild burns 0.2 s of CPU (its own clock: a loaded machine only makes it take longer)
+  // under a child that only waits, then says so through a pipe: the child's tree has that time.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
   const pid_t parent = fork();
   ASSERT_GE(parent, 0);
-  setpgid(parent, parent);
   if (parent == 0) {
     setpgid(0, 0);  // one group for the pair, so the test can end both
-    const pid_t child = fork();
-    if (child == 0) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    if (fork() == 0) {
+      timespec used{};
       volatile unsigned long x = 0;
-      while (std::chrono::steady_clock::now() < until) ++x;
-      pause();
+      do {
+        for (int i = 0; i < 100000; ++i) ++x;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used);
+      } while (used.tv_sec == 0 && used.tv_nsec < 200000000);
+      (void)!write(ready[1], "x", 1);
     }
-    pause();
-    _exit(0);
+    for (;;) pause();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  setpgid(parent, parent);
+  close(ready[1]);
+  pollfd p = {ready[0], POLLIN, 0};
+  const bool burnt = poll(&p, 1, 60000) == 1;
+  close(ready[0]);
   const auto ticks = ProcessTrees("/proc", 0).ticks({parent, 999999999});
   const auto without = ProcessTrees("/proc", parent).ticks({parent});
   kill(-parent, SIGKILL);  // before any check can return early
   waitpid(parent, nullptr, 0);
+  ASSERT_TRUE(burnt);
   ASSERT_EQ(ticks.count(parent), 1u);
   EXPECT_EQ(ticks.count(999999999), 0u);
   const long hz = sysconf(_SC_CLK_TCK);
-  EXPECT_GE(ticks.at(parent), static_cast<std::uint64_t>(hz / 10));  // >= 0.1 s of CPU
+  EXPECT_GE(ticks.at(parent), static_cast<std::uint64_t>(hz / 10));  // >= 0.1 s of the 0.2 s
   // Leaving the parent out leaves its whole tree out.
   EXPECT_EQ(without.count(parent), 0u);
 }
