@@ -131,8 +131,6 @@ sampler=$(installed '/libexec/slurm-ddp/ddp-monitor$')
 for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin" "$report_bin" "$sampler"; do
   [ -n "$f" ] && [ -e "$f" ] || fail "the package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor"
 done
-# The plugin starts the sampler from where the package put it (no monitor= in ddp.conf).
-grep -qF "$sampler" "$plugin" || fail "spank_ddp.so does not name the installed $sampler"
 grep -qE '/man1/ddp-report\.1\.gz$' "$WORK/installed" || fail "ddp-report is installed without its man page"
 printf '%s\n' "plugin      $plugin" "snippet     $snippet" "cli_filter  $cli_filter" \
   "profiles    $profile_dir" "ddp-plan    $plan_bin"
