@@ -11,7 +11,7 @@ PACKAGES=(
   libslurm-dev slurmctld slurmd slurm-client munge   # Slurm 22.05: headers, libslurm, the lab
   libhwloc-dev hwloc libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libspdlog-dev libgloo-dev                          # runtime: logging, Gloo collectives
+  libgloo-dev                                        # runtime: Gloo collectives
   libtorch-dev python3-torch                         # LibTorch 1.13 (CPU) for libddp; torchrun-compatible test program
   libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
   zlib1g-dev                                         # ddp-report --png

@@ -1,10 +1,8 @@
 #include "ddp/log.hpp"
 
-#include <spdlog/details/log_msg.h>
-#include <spdlog/sinks/base_sink.h>
-
 #include <cstdio>
 #include <mutex>
+#include <utility>
 
 #include "ddp/error.hpp"
 #include "parse.hpp"
@@ -14,30 +12,14 @@ namespace {
 
 constexpr const char* kAllRanks = "DDP_LOG_ALL_RANKS";
 
-// Info to stdout, warnings and errors to stderr, flushed per line: the job's output file must
+// Info to stdout, warnings and errors to stderr, flushed per message: the job's output file must
 // hold a rank's last words even when the rank is killed right after them.
-class StdStreamsSink final : public spdlog::sinks::base_sink<std::mutex> {
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t line;
-    formatter_->format(msg, line);
-    std::FILE* out = msg.level >= spdlog::level::warn ? stderr : stdout;
-    std::fwrite(line.data(), 1, line.size(), out);
-    std::fflush(out);
-  }
-  void flush_() override {
-    std::fflush(stdout);
-    std::fflush(stderr);
-  }
-};
-
-spdlog::level::level_enum spdlog_level(LogLevel level) {
-  switch (level) {
-    case LogLevel::Info: return spdlog::level::info;
-    case LogLevel::Warn: return spdlog::level::warn;
-    case LogLevel::Error: return spdlog::level::err;
-  }
-  return spdlog::level::err;
+void write_std_streams(LogLevel level, const std::string& lines) {
+  std::FILE* out = level == LogLevel::Info ? stdout : stderr;
+  std::string text = lines;
+  text += '\n';
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fflush(out);
 }
 
 const char* level_tag(LogLevel level) {
@@ -79,27 +61,33 @@ bool log_all_ranks_from_env(const EnvLookup& env) {
               " is not a yes/no value; use 1 (every rank logs) or 0 (rank 0 only), or unset it.");
 }
 
-Logger::Logger(const Context& ctx, bool all_ranks)
-    : Logger(ctx, all_ranks || log_all_ranks_from_env(process_environment()),
-             std::make_shared<StdStreamsSink>()) {}
+struct Logger::State {
+  Context ctx;
+  bool all_ranks;
+  LogSink sink;
+  std::mutex lock;
+};
 
-Logger::Logger(const Context& ctx, bool all_ranks, spdlog::sink_ptr sink)
-    : ctx_(ctx), all_ranks_(all_ranks) {
-  if (!sink) throw Error("Logger: the sink is null; pass a spdlog sink to write to");
-  // Not registered with spdlog's global registry: two Loggers in one process must not clash.
-  logger_ = std::make_shared<spdlog::logger>("ddp", std::move(sink));
-  logger_->set_pattern("%v");  // the rank prefix is ours, added per line
-  logger_->set_level(spdlog::level::trace);
-  logger_->flush_on(spdlog::level::trace);
+Logger::Logger(const Context& ctx, bool all_ranks)
+    : Logger(ctx, all_ranks || log_all_ranks_from_env(process_environment()), write_std_streams) {}
+
+Logger::Logger(const Context& ctx, bool all_ranks, LogSink sink) {
+  if (!sink) throw Error("Logger: the sink is empty; pass a function that writes the lines");
+  state_ = std::make_shared<State>();
+  state_->ctx = ctx;
+  state_->all_ranks = all_ranks;
+  state_->sink = std::move(sink);
 }
 
 bool Logger::prints(LogLevel level) const {
-  return level == LogLevel::Error || all_ranks_ || ctx_.is_main();
+  return level == LogLevel::Error || state_->all_ranks || state_->ctx.is_main();
 }
 
 void Logger::write(LogLevel level, const std::string& message) const {
   if (!prints(level)) return;
-  logger_->log(spdlog_level(level), "{}", format_log_line(ctx_, level, message));
+  const std::string lines = format_log_line(state_->ctx, level, message);
+  const std::lock_guard<std::mutex> hold(state_->lock);
+  state_->sink(level, lines);
 }
 
 }  // namespace ddp

@@ -1,126 +1,287 @@
 #!/bin/bash
-# The package check: builds the .deb from an existing build tree (cpack), installs it on this
-# machine (dpkg -i), runs the cluster integration tests against the INSTALLED plugin, profiles,
-# cli_filter and ddp-plan, brings the test cluster up once more from the installed plugstack.conf.d
-# snippet as it is, builds tests/package/consumer against the installed libddp (CMake
-# find_package and pkg-config) and runs it, then removes the package (dpkg -r, then --purge) and
-# checks that nothing it installed is left. With rpmbuild present it also builds the .rpm and
-# checks its contents.
+# The package check. From an existing build tree it builds every package (cmake --target packages:
+# the plugin package slurm-spank-ddp, the runtime libddp with its -dev package, the trainer; the
+# .rpm files too where rpmbuild exists) and checks what each holds and depends on. Then, on this
+# machine:
+#   1. the plugin package ALONE: its dependencies reach no Torch package; dpkg -i; the test
+#      cluster comes up from its installed plugstack.conf.d snippet and cli_filter, as they are;
+#   2. the runtime, -dev and trainer packages: dpkg -i; the cluster integration tests run against
+#      the INSTALLED plugin, profiles, cli_filter, ddp-plan and trainer; tests/package/consumer is
+#      built against the installed libddp (CMake find_package and pkg-config) and run;
+#   3. dpkg -r keeps only the plugin's conffiles, dpkg --purge leaves nothing.
+# Nothing here names a Slurm or LibTorch version or soname: they are read from the build and from
+# dpkg, so the check runs on every platform the project builds on (Debian 12: Slurm 22.05,
+# LibTorch 1.13; Debian 13: Slurm 24.11, LibTorch 2.6).
 #
-# It leaves the machine as it found it, also on failure or Ctrl-C: the package is purged, packages
-# apt pulled in for it are removed again, the test cluster is taken down.
+# It leaves the machine as it found it, also on failure or Ctrl-C: the packages are purged,
+# packages apt pulled in for them are removed again, the test cluster is taken down.
 #
 #   sudo tests/package/run.sh [BUILD_DIR]   (default build/, configured by scripts/setup.sh)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=$(realpath "${1:-$ROOT/build}")
-PKG=slurm-ddp
+PLUGIN_PKG=slurm-spank-ddp
+OLD_PKG=slurm-ddp  # the one package before the split
 ARCH_LIBDIR=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 step() { printf '\n== [%3ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+is_installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -qv 'not-installed'; }
+field() { dpkg-deb -f "$1" "$2"; }
 
 [ "$(id -u)" = 0 ] || fail "needs root (dpkg -i, the test cluster): sudo $0"
 [ -f "$BUILD_DIR/CMakeCache.txt" ] || fail "$BUILD_DIR is no build tree; run scripts/setup.sh first"
-prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$BUILD_DIR/CMakeCache.txt")
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD_DIR/CMakeCache.txt"; }
+prefix=$(cache CMAKE_INSTALL_PREFIX)
 [ "$prefix" = /usr ] ||
   fail "$BUILD_DIR is configured for CMAKE_INSTALL_PREFIX=$prefix; a Debian package installs into /usr: cmake -DCMAKE_INSTALL_PREFIX=/usr $BUILD_DIR (scripts/setup.sh does)"
-if status=$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null) && [ -n "$status" ] &&
-  [ "$status" != "unknown ok not-installed" ]; then
-  fail "$PKG is on this machine already ($status); this test installs and removes it, so remove it first: dpkg --purge $PKG"
-fi
+have_runtime=0
+[ -f "$BUILD_DIR/runtime/libddp.so" ] && have_runtime=1
 
 WORK=$(mktemp -d /tmp/ddp-package.XXXXXX)
 chmod 755 "$WORK"
 dpkg-query -W -f='${Package}:${Architecture} ${Status}\n' | awk '$NF == "installed" { print $1 }' |
   sort >"$WORK/packages.before"
+OURS=()  # the package names, once read from the .deb files
 
 cleanup() {
-  local rc=$? added
+  local rc=$? added p
   trap - EXIT INT TERM
   set +e
   "$ROOT/tests/cluster/down.sh" >/dev/null 2>&1
-  if [ -n "$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)" ]; then
-    dpkg --purge "$PKG" >/dev/null 2>&1 || echo "WARNING: dpkg --purge $PKG failed" >&2
-  fi
+  for p in "${OURS[@]}"; do
+    if [ -n "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" ]; then
+      dpkg --purge "$p" >/dev/null 2>&1 || echo "WARNING: dpkg --purge $p failed" >&2
+    fi
+  done
   # Packages that apt-get install -f added for ours (none where scripts/setup.sh ran).
   dpkg-query -W -f='${Package}:${Architecture} ${Status}\n' | awk '$NF == "installed" { print $1 }' |
     sort >"$WORK/packages.after"
   added=$(comm -13 "$WORK/packages.before" "$WORK/packages.after")
   if [ -n "$added" ]; then
-    echo "removing the packages installed for $PKG: $added"
+    echo "removing the packages installed for ours: $added"
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $added >/dev/null
   fi
   rm -rf "$WORK"
   if ((rc == 0)); then
-    printf '\n== [%3ss] PASS: the package installs, works from its installed files, and leaves nothing behind\n' "$SECONDS"
+    printf '\n== [%3ss] PASS: the packages install, work from their installed files, and leave nothing behind\n' "$SECONDS"
   else
-    printf '\n== [%3ss] FAIL (exit %s); the package and the test cluster were removed\n' "$SECONDS" "$rc" >&2
+    printf '\n== [%3ss] FAIL (exit %s); the packages and the test cluster were removed\n' "$SECONDS" "$rc" >&2
   fi
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ------------------------------------------------------------------------------ build (cpack) --
+# ------------------------------------------------------------------ build (cmake --target packages) --
 
-step "build $BUILD_DIR and package it (cpack -G DEB)"
+step "build $BUILD_DIR and its packages (cmake --build --target packages)"
 cmake --build "$BUILD_DIR" -j "$(nproc)" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; fail "build"; }
-rm -f "$BUILD_DIR"/packages/*.deb "$BUILD_DIR"/packages/*.rpm
-(cd "$BUILD_DIR" && cpack -G DEB) >"$WORK/cpack.log" 2>&1 || { cat "$WORK/cpack.log"; fail "cpack -G DEB"; }
-deb=$(ls "$BUILD_DIR"/packages/"$PKG"_*.deb)
-echo "$deb"
-dpkg-deb -f "$deb" Package Version Architecture Depends Recommends
-depends=$(dpkg-deb -f "$deb" Depends)
-for dep in libslurm38 slurm-wlm-basic-plugins libhwloc15 libyaml-cpp0.7; do
-  [[ $depends == *"$dep"* ]] || fail "Depends lacks $dep: $depends"
+cmake --build "$BUILD_DIR" --target packages >"$WORK/cpack.log" 2>&1 || { cat "$WORK/cpack.log"; fail "packaging"; }
+plugin_deb=$(ls "$BUILD_DIR"/packages/"$PLUGIN_PKG"_*.deb)
+runtime_debs=()
+for deb in "$BUILD_DIR"/packages/*.deb; do
+  [ "$deb" = "$plugin_deb" ] || runtime_debs+=("$deb")
 done
-if [ -f "$BUILD_DIR/runtime/libddp.so" ]; then
-  for dep in libtorch1.13 libspdlog1.10; do
-    [[ $depends == *"$dep"* ]] || fail "Depends lacks $dep (libddp needs it): $depends"
+for deb in "$plugin_deb" "${runtime_debs[@]}"; do
+  OURS+=("$(field "$deb" Package)")
+done
+echo "packages: ${OURS[*]}"
+for p in "${OURS[@]}" "$OLD_PKG"; do
+  ! is_installed "$p" ||
+    fail "$p is on this machine already; this test installs and removes the packages, so remove it first: dpkg --purge $p"
+done
+if ((have_runtime)); then
+  ((${#runtime_debs[@]} == 3)) || fail "expected 3 packages beside the plugin's (runtime, -dev, trainer): ${runtime_debs[*]}"
+else
+  ((${#runtime_debs[@]} == 0)) || fail "no libddp was built, yet there are packages beside the plugin's: ${runtime_debs[*]}"
+fi
+deb_of() { # the .deb whose Package is $1
+  local d
+  for d in "$plugin_deb" "${runtime_debs[@]}"; do
+    if [ "$(field "$d" Package)" = "$1" ]; then echo "$d"; fi
+  done
+}
+for deb in "$plugin_deb" "${runtime_debs[@]}"; do
+  echo "--- $(basename "$deb")"
+  dpkg-deb -f "$deb" Package Version Section Depends Recommends Suggests Breaks Replaces | sed 's/^/    /'
+  dpkg-deb --fsys-tarfile "$deb" | tar -t | sed 's|^\./|/|' | grep -v '/$' | sort >"$WORK/files.$(field "$deb" Package)"
+done
+
+# The packages that hold the libraries FILE... need directly (their NEEDED entries, resolved as
+# the dynamic loader does).
+owners_of_needed() {
+  local f so lib
+  for f in "$@"; do
+    while read -r so; do
+      ldd "$f" | awk -v so="$so" '$1 == so && $3 ~ /^\// { print $3; exit }'
+    done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  done | sort -u | while read -r lib; do
+    dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null || true
+  done | sed 's/:.*//; s/,.*//' | sort -u
+}
+# The package names a Depends field names (alternatives included, versions dropped).
+depends_names() { sed 's/([^)]*)//g; s/|/,/g' <<<"$1" | tr ',' '\n' | awk 'NF { sub(/:.*/, "", $1); print $1 }' | sort -u; }
+
+step "the plugin package: the Slurm series it was built for, its dependencies, its conffiles"
+# The series of the Slurm whose headers the plugin was built against.
+slurm_dev_version=$(dpkg-query -W -f='${Version}' libslurm-dev)
+series=$(sed -E 's/^([0-9]+:)?([0-9]+)\.([0-9]+).*/\2.\3/' <<<"$slurm_dev_version")
+echo "built against libslurm-dev $slurm_dev_version: Slurm series $series"
+version=$(field "$plugin_deb" Version)
+[[ $version == *"+slurm$series" ]] || fail "the plugin package's version $version does not name the Slurm series $series"
+depends=$(field "$plugin_deb" Depends)
+lo=$(grep -oE "slurm-wlm-basic-plugins \(>= [^)]+\)" <<<"$depends" | sed 's/.*>= //; s/)//') || true
+hi=$(grep -oE "slurm-wlm-basic-plugins \(<< [^)]+\)" <<<"$depends" | sed 's/.*<< //; s/)//') || true
+[ -n "$lo" ] && [ -n "$hi" ] || fail "the plugin package does not depend on one Slurm series: $depends"
+# Exactly the series: every release of it, nothing before, nothing of the next.
+installed_slurm=$(dpkg-query -W -f='${Version}' slurm-wlm-basic-plugins)
+major=${series%.*} minor=${series#*.}
+next="$major.$(printf '%0*d' "${#minor}" $((10#$minor + 1)))"
+dpkg --compare-versions "$lo" eq "$series" || fail "lower bound $lo is not the series $series"
+dpkg --compare-versions "$installed_slurm" lt "$hi" || fail "the range [$lo, $hi) refuses the installed Slurm $installed_slurm"
+dpkg --compare-versions "$series.99-99" lt "$hi" || fail "the range [$lo, $hi) refuses a later release of $series"
+dpkg --compare-versions "$next" ge "$hi" || fail "the range [$lo, $hi) admits the next series $next"
+echo "Slurm range [$lo, $hi): admits $installed_slurm, refuses $next"
+if grep -Eiq 'torch|libddp|ddp-cifar100' <<<"$depends"; then fail "the plugin package depends on Torch or libddp: $depends"; fi
+# Every library its binaries need comes from a package it depends on (derived, not named here:
+# libslurm, hwloc, yaml-cpp of this distribution).
+dpkg-deb -x "$plugin_deb" "$WORK/plugin-files"
+mapfile -t plugin_elves < <(find "$WORK/plugin-files" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+((${#plugin_elves[@]} == 2)) || fail "expected spank_ddp.so and ddp-plan in the plugin package: ${plugin_elves[*]}"
+needed_pkgs=$(owners_of_needed "${plugin_elves[@]}")
+for lib in slurm hwloc yaml-cpp; do
+  grep -q "$lib" <<<"$needed_pkgs" || fail "no package of $lib among the plugin's libraries' owners: $needed_pkgs"
+done
+missing=$(comm -23 <(echo "$needed_pkgs") <(depends_names "$depends"))
+[ -z "$missing" ] || fail "the plugin package does not depend on $missing (its binaries need them)"
+echo "depends on the owners of every library its binaries need: $(tr '\n' ' ' <<<"$needed_pkgs")"
+dpkg-deb --ctrl-tarfile "$plugin_deb" | tar -xO ./conffiles >"$WORK/conffiles.deb" || fail "the plugin package has no conffiles"
+echo "conffiles: $(tr '\n' ' ' <"$WORK/conffiles.deb")"
+# Everything under /etc is a conffile, and every conffile is in the package; no other package has
+# files under /etc.
+grep '^/etc/' "$WORK/files.$PLUGIN_PKG" >"$WORK/etc.deb"
+diff <(sort "$WORK/conffiles.deb") "$WORK/etc.deb" || fail "conffiles differ from the files under /etc"
+for deb in "${runtime_debs[@]}"; do
+  ! grep -q '^/etc/' "$WORK/files.$(field "$deb" Package)" || fail "$(basename "$deb") installs under /etc"
+done
+
+if ((have_runtime)); then
+  step "the runtime, -dev and trainer packages: LibTorch, libddp, nothing of Slurm"
+  holder() { # the packages beside the plugin's that hold a file matching $1
+    local d
+    for d in "${runtime_debs[@]}"; do
+      if grep -q "$1" "$WORK/files.$(field "$d" Package)"; then field "$d" Package; fi
+    done
+  }
+  runtime_pkg=$(holder '/libddp\.so\.[0-9]*$')
+  [ "$(wc -w <<<"$runtime_pkg")" = 1 ] || fail "not one package holds libddp.so.N: $runtime_pkg"
+  dev_pkg=$(holder '/include/ddp/context\.hpp$')
+  trainer_pkg=$(holder '/bin/ddp-cifar100$')
+  [ -n "$dev_pkg" ] && [ -n "$trainer_pkg" ] || fail "no package holds the headers, or ddp-cifar100"
+  soname=$(readelf -d "$BUILD_DIR/runtime/libddp.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+  [ "$runtime_pkg" = "libddp${soname#libddp.so.}" ] || fail "the runtime package $runtime_pkg is not named after its SONAME $soname"
+  runtime_version=$(field "$(deb_of "$runtime_pkg")" Version)
+  # libddp0 depends on the LibTorch it was built against, where a Debian package holds it.
+  torch_pkgs=$(owners_of_needed "$BUILD_DIR/runtime/libddp.so" | grep -E 'torch' || true)
+  rt_depends=$(field "$(deb_of "$runtime_pkg")" Depends)
+  torch_dir=$(cache Torch_DIR)
+  torch_dev=$(dpkg -S "$(realpath "$torch_dir/TorchConfig.cmake")" 2>/dev/null | sed 's/:.*//' || true)
+  if [ -n "$torch_pkgs" ]; then
+    missing=$(comm -23 <(echo "$torch_pkgs") <(depends_names "$rt_depends"))
+    [ -z "$missing" ] || fail "$runtime_pkg does not depend on $missing, the LibTorch it was built against: $rt_depends"
+    [ -n "$torch_dev" ] || fail "$torch_dir belongs to no package, yet LibTorch's libraries do"
+    [[ $(field "$(deb_of "$dev_pkg")" Depends) == *"$torch_dev (>= "* ]] ||
+      fail "$dev_pkg does not depend on $torch_dev, whose LibTorch it was built against"
+    echo "$runtime_pkg depends on ${torch_pkgs//$'\n'/ }; $dev_pkg on $torch_dev"
+  else
+    echo "(LibTorch in $torch_dir is no Debian package: nothing to depend on)"
+  fi
+  # libddp needs no libslurm, hwloc or yaml-cpp (tests/runtime/libddp_needed_test.sh checks the
+  # library); neither do its packages.
+  for deb in "${runtime_debs[@]}"; do
+    if grep -Eiq 'slurm|hwloc|yaml' <<<"$(field "$deb" Depends)"; then
+      fail "$(basename "$deb") depends on Slurm, hwloc or yaml-cpp: $(field "$deb" Depends)"
+    fi
+  done
+  for p in "$dev_pkg" "$trainer_pkg"; do
+    [[ $(field "$(deb_of "$p")" Depends) == *"$runtime_pkg (= $runtime_version)"* ]] ||
+      fail "$p does not depend on $runtime_pkg (= $runtime_version): $(field "$(deb_of "$p")" Depends)"
+  done
+  for f in /usr/bin/ddp-cifar100 /usr/bin/cifar-synth; do
+    grep -qx "$f" "$WORK/files.$trainer_pkg" || fail "$trainer_pkg lacks $f"
   done
 fi
-dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$WORK/conffiles.deb" ||
-  fail "the .deb has no conffiles"
-echo "conffiles: $(tr '\n' ' ' <"$WORK/conffiles.deb")"
-# Everything under /etc is a conffile, and every conffile is in the package.
-dpkg-deb --fsys-tarfile "$deb" | tar -t | sed 's|^\./|/|' | grep '^/etc/.*[^/]$' | sort >"$WORK/etc.deb"
-diff <(sort "$WORK/conffiles.deb") "$WORK/etc.deb" || fail "conffiles differ from the files under /etc"
+
+step "every installed file is in exactly one package"
+DESTDIR="$WORK/staged" cmake --install "$BUILD_DIR" >/dev/null
+(cd "$WORK/staged" && find . -type f -o -type l) | sed 's|^\.||' | sort >"$WORK/files.staged"
+for p in "${OURS[@]}"; do cat "$WORK/files.$p"; done | sort >"$WORK/files.packaged"
+dups=$(uniq -d "$WORK/files.packaged")
+[ -z "$dups" ] || fail "files in more than one package: $dups"
+diff "$WORK/files.staged" "$WORK/files.packaged" >/dev/null ||
+  { diff "$WORK/files.staged" "$WORK/files.packaged"; fail "cmake --install and the packages differ (<: in no package)"; }
+echo "$(wc -l <"$WORK/files.staged") files, each in one package"
 
 if command -v rpmbuild >/dev/null; then
-  step "RPM (cpack -G RPM): contents, %config files, requirements"
-  (cd "$BUILD_DIR" && cpack -G RPM) >"$WORK/cpack-rpm.log" 2>&1 || { cat "$WORK/cpack-rpm.log"; fail "cpack -G RPM"; }
-  rpm_file=$(ls "$BUILD_DIR"/packages/"$PKG"-*.rpm)
-  echo "$rpm_file"
-  rpm -qp --configfiles "$rpm_file" | sort >"$WORK/config.rpm"
+  step "RPM: the Slurm series in the plugin's release and requirements, %config files"
+  plugin_rpm=$(ls "$BUILD_DIR"/packages/"$PLUGIN_PKG"-*.rpm)
+  echo "$plugin_rpm"
+  release=$(rpm -qp --qf '%{RELEASE}' "$plugin_rpm")
+  [[ $release == *"slurm$series"* ]] || fail "the plugin RPM's release $release does not name the Slurm series $series"
+  rpm -qp --configfiles "$plugin_rpm" | sort >"$WORK/config.rpm"
   diff "$WORK/etc.deb" "$WORK/config.rpm" || fail "the RPM's %config files differ from the .deb's conffiles"
-  # The RPM owns its files and its own directories, never Slurm's or the system's.
-  rpm_paths=$(rpm -qpl "$rpm_file")
-  for d in /etc /etc/slurm /etc/slurm/plugstack.conf.d /usr /usr/lib "$ARCH_LIBDIR" "$ARCH_LIBDIR/slurm-wlm" \
-    /usr/include /usr/share/man/man1; do
-    ! grep -qx "$d" <<<"$rpm_paths" || fail "the RPM owns the directory $d"
+  requires=$(rpm -qp --requires "$plugin_rpm" | grep -v '^rpmlib' | sort -u)
+  grep -qx "slurm >= $series" <<<"$requires" || fail "the plugin RPM does not require slurm >= $series: $requires"
+  grep -qx "slurm < $hi" <<<"$requires" || fail "the plugin RPM does not require slurm < $hi: $requires"
+  grep -q '^libslurm\.so' <<<"$requires" || fail "the plugin RPM does not require libslurm: $requires"
+  ! grep -Eiq 'torch|libddp' <<<"$requires" || fail "the plugin RPM requires Torch or libddp: $requires"
+  echo "release $release; requires: $(tr '\n' ' ' <<<"$requires")"
+  for rpm_file in "$BUILD_DIR"/packages/*.rpm; do
+    # An RPM owns its files and its own directories, never Slurm's or the system's.
+    rpm_paths=$(rpm -qpl "$rpm_file")
+    for d in /etc /etc/slurm /etc/slurm/plugstack.conf.d /usr /usr/lib "$ARCH_LIBDIR" "$ARCH_LIBDIR/slurm-wlm" \
+      "$ARCH_LIBDIR/cmake" "$ARCH_LIBDIR/pkgconfig" /usr/include /usr/bin /usr/share/man/man1 /usr/share/man/man8; do
+      ! grep -qx "$d" <<<"$rpm_paths" || fail "$(basename "$rpm_file") owns the directory $d"
+    done
   done
-  requires=$(rpm -qp --requires "$rpm_file" | grep -v '^rpmlib' | sort -u)
-  grep -q '^slurm >= ' <<<"$requires" || fail "the RPM does not require slurm: $requires"
-  grep -q '^libslurm\.so' <<<"$requires" || fail "the RPM does not require libslurm: $requires"
-  echo "RPM: $(wc -l <<<"$rpm_paths") paths; requires: $(tr '\n' ' ' <<<"$requires")"
+  if ((have_runtime)); then
+    rpm_requires() { rpm -qp --requires "$BUILD_DIR"/packages/"$1"-[0-9]*.rpm | grep -v '^rpmlib' | sort -u; }
+    grep -q 'libtorch' <<<"$(rpm_requires libddp)" || fail "the libddp RPM does not require LibTorch: $(rpm_requires libddp)"
+    for p in libddp-devel ddp-cifar100; do
+      grep -q '^libddp = ' <<<"$(rpm_requires "$p")" || fail "the $p RPM does not require libddp of its version: $(rpm_requires "$p")"
+    done
+  fi
+  echo "RPMs: $(cd "$BUILD_DIR/packages" && echo ./*.rpm)"
 else
-  echo "(no rpmbuild here: the RPM is not built)"
+  echo "(no rpmbuild here: the RPMs are not built)"
 fi
 
-# --------------------------------------------------------------------------------- install --
+# ------------------------------------------------------------------ 1. the plugin package alone --
 
-step "install: dpkg -i (apt-get install -f for missing dependencies)"
-if ! dpkg -i "$deb" >"$WORK/dpkg.log" 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -f -y -qq >>"$WORK/dpkg.log" 2>&1 ||
-    { cat "$WORK/dpkg.log"; fail "installing $deb"; }
+step "the plugin package alone: no Torch package among its dependencies; dpkg -i"
+# What installing it would pull in, as apt resolves it from the distribution's package lists.
+closure=$(depends_names "$depends" | xargs apt-cache depends --recurse --no-recommends --no-suggests \
+  --no-conflicts --no-breaks --no-replaces --no-enhances 2>/dev/null | grep -E '^[a-z0-9<]' | sort -u)
+grep -qx 'slurm-wlm-basic-plugins' <<<"$closure" || fail "apt resolves no Slurm for the plugin package"
+if bad=$(grep -Ei 'torch|libddp|cuda|nccl' <<<"$closure"); then
+  fail "installing $PLUGIN_PKG would pull in: $bad"
 fi
-[ "$(dpkg-query -W -f='${Status}' "$PKG")" = "install ok installed" ] || { cat "$WORK/dpkg.log"; fail "not installed"; }
-dpkg -L "$PKG" | sort >"$WORK/installed"
-dpkg-query -W -f='${Conffiles}\n' "$PKG" | awk 'NF { print $1 }' | sort >"$WORK/conffiles"
-
-installed() { grep -E -m 1 "$1" "$WORK/installed" || true; }
+echo "its dependencies reach $(wc -l <<<"$closure") packages, none of Torch, CUDA or libddp"
+install_debs() {
+  if ! dpkg -i "$@" >"$WORK/dpkg.log" 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -f -y -qq >>"$WORK/dpkg.log" 2>&1 ||
+      { cat "$WORK/dpkg.log"; fail "installing $*"; }
+  fi
+}
+install_debs "$plugin_deb"
+[ "$(dpkg-query -W -f='${Status}' "$PLUGIN_PKG")" = "install ok installed" ] || { cat "$WORK/dpkg.log"; fail "not installed"; }
+for p in "${OURS[@]}"; do
+  [ "$p" = "$PLUGIN_PKG" ] || ! is_installed "$p" || fail "installing $PLUGIN_PKG installed $p too"
+done
+dpkg -L "$PLUGIN_PKG" | sort >"$WORK/installed.plugin"
+installed() { grep -hE "$1" "$WORK"/installed.* | head -1; }
 plugin=$(installed '/spank_ddp\.so$')
 snippet=$(installed '/plugstack\.conf\.d/ddp\.conf$')
 cli_filter=$(installed '/ddp/cli_filter\.lua$')
@@ -129,63 +290,21 @@ plan_bin=$(installed '/bin/ddp-plan$')
 report_bin=$(installed '/bin/ddp-report$')
 sampler=$(installed '/libexec/slurm-ddp/ddp-monitor$')
 for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin" "$report_bin" "$sampler"; do
-  [ -n "$f" ] && [ -e "$f" ] || fail "the package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor"
+  [ -n "$f" ] && [ -e "$f" ] || fail "the plugin package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor"
 done
-grep -qE '/man1/ddp-report\.1\.gz$' "$WORK/installed" || fail "ddp-report is installed without its man page"
 printf '%s\n' "plugin      $plugin" "snippet     $snippet" "cli_filter  $cli_filter" \
   "profiles    $profile_dir" "ddp-plan    $plan_bin"
 [[ $plugin == "$ARCH_LIBDIR/slurm-wlm/spank_ddp.so" ]] || echo "note: plugin not in Debian's Slurm plugin directory"
 line=$(grep -E '^(required|optional)' "$snippet")
 [[ $line == "required $plugin "* ]] || fail "$snippet does not load the installed plugin: $line"
 [[ " $line " == *" profile_dir=$profile_dir "* ]] || fail "$snippet does not name the installed profiles: $line"
-for f in "$ARCH_LIBDIR/libddp.so.0" /usr/include/ddp/context.hpp "$ARCH_LIBDIR/cmake/slurm-ddp/slurm-ddp-config.cmake" \
-  "$ARCH_LIBDIR/pkgconfig/slurm-ddp.pc"; do
-  [ ! -f "$BUILD_DIR/runtime/libddp.so" ] || grep -qx "$f" "$WORK/installed" || fail "the package lacks $f"
-done
 "$plan_bin" --version
 "$plan_bin" --plugstack "profile_dir=$profile_dir" --check-profile vega >/dev/null ||
   fail "ddp-plan cannot load the installed profile vega"
-trainer=$(installed '/bin/ddp-cifar100$')
-if [ -n "$trainer" ]; then
-  "$trainer" --help >/dev/null || fail "ddp-cifar100 --help"
-  grep -qE '/man1/ddp-cifar100\.1\.gz$' "$WORK/installed" || fail "ddp-cifar100 is installed without its man page"
-fi
-# Man pages: installed, found by man, and free of groff warnings (as lintian checks them).
-for page in $(grep -E '/man/man[0-9]/.*\.gz$' "$WORK/installed"); do
-  name=$(basename "$page" .gz)
-  man -w "${name%.*}" >/dev/null || fail "man does not find ${name%.*}"
-  warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null)
-  [ -z "$warnings" ] || fail "groff warnings in $page: $warnings"
-  echo "man page $name: ok"
-done
-grep -qE '/man8/spank-ddp\.8\.gz$' "$WORK/installed" || fail "the package has no spank-ddp(8)"
-
-# ------------------------------------------------------------- cluster tests, installed files --
-
-step "cluster tests against the installed plugin, cli_filter, profiles and ddp-plan"
-CT="$BUILD_DIR/package-cluster-tests"
-# Configured only (nothing is built there): the tests take every file they load from the package,
-# except the trainer test's synthetic data generator and the concurrent-steps test's libddp worker
-# (neither is packaged), from BUILD_DIR.
-trainer_args=()
-worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
-[ -z "$worker" ] || trainer_args+=(-DDDP_TEST_WORKER_BIN="$worker")
-trainer=$(installed '/bin/ddp-cifar100$')
-synth=$(find "$BUILD_DIR/trainer" -name cifar-synth -type f -perm -u+x -print -quit 2>/dev/null || true)
-if [ -n "$trainer" ] && [ -n "$synth" ]; then
-  trainer_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
-fi
-# The monitor test: the installed ddp-report, the sampler the installed plugin finds by itself
-# (DDP_TEST_MONITOR_BIN empty: no monitor= argument), and the build tree's fake NVML (not packaged).
-monitor_args=(-DDDP_TEST_MONITOR_BIN= -DDDP_TEST_REPORT_BIN="$report_bin")
-fake_nvml=$(find "$BUILD_DIR/tests/monitor" -name libnvidia-ml.so.1 -type f -print -quit 2>/dev/null || true)
-monitor_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")")
-cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
-  -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
-  -DDDP_TEST_PLAN_BIN="$plan_bin" "${monitor_args[@]}" "${trainer_args[@]}" >"$WORK/configure.log" 2>&1 ||
-  { cat "$WORK/configure.log"; fail "configure $CT"; }
-grep -q "DDP_SPANK_PLUGIN=$plugin" "$CT/tests/cluster/CTestTestfile.cmake" || fail "the cluster tests do not use $plugin"
-ctest --test-dir "$CT" -R '^cluster\.' --output-on-failure || fail "cluster tests against the installed package"
+if ldd "$plugin" "$plan_bin" | grep -Ei 'torch|libddp'; then fail "the plugin or ddp-plan loads Torch or libddp"; fi
+grep -qE '/man8/spank-ddp\.8\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no spank-ddp(8)"
+grep -qE '/man1/ddp-plan\.1\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no ddp-plan(1)"
+grep -qE '/man1/ddp-report\.1\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no ddp-report(1)"
 
 step "the test cluster from the installed plugstack.conf.d snippet and cli_filter, as they are"
 DDP_PLUGSTACK_SNIPPET="$snippet" DDP_CLI_FILTER="$cli_filter" "$ROOT/tests/cluster/up.sh" >"$WORK/up.log" 2>&1 ||
@@ -207,16 +326,64 @@ out=$("$ROOT/tests/cluster/run.sh" sbatch --ddp-nodes=0 "$WORK/job.sh" 2>&1) && 
 [[ $out == *"--ddp-nodes='0' is out of range"* ]] || fail "no option error from the installed plugin: $out"
 "$ROOT/tests/cluster/down.sh" >/dev/null
 
-# ------------------------------------------------------------ a program against the runtime --
+# --------------------------------------------------- 2. runtime, -dev, trainer: the cluster tests --
 
-if [ -f "$BUILD_DIR/runtime/libddp.so" ]; then
+if ((have_runtime)); then
+  step "the runtime, -dev and trainer packages: dpkg -i"
+  install_debs "${runtime_debs[@]}"
+  for p in "$runtime_pkg" "$dev_pkg" "$trainer_pkg"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p")" = "install ok installed" ] || { cat "$WORK/dpkg.log"; fail "$p not installed"; }
+    dpkg -L "$p" | sort >"$WORK/installed.$p"
+  done
+  for f in "$ARCH_LIBDIR/$soname" /usr/include/ddp/context.hpp /usr/include/ddp/env_contract.hpp \
+    "$ARCH_LIBDIR/libddp.so" "$ARCH_LIBDIR/cmake/slurm-ddp/slurm-ddp-config.cmake" "$ARCH_LIBDIR/pkgconfig/slurm-ddp.pc"; do
+    grep -qx "$f" "$WORK"/installed.* || fail "no package installed $f"
+  done
+  trainer=$(installed '/bin/ddp-cifar100$')
+  synth=$(installed '/bin/cifar-synth$')
+  "$trainer" --help >/dev/null || fail "ddp-cifar100 --help"
+  grep -qE '/man1/ddp-cifar100\.1\.gz$' "$WORK/installed.$trainer_pkg" || fail "ddp-cifar100 is installed without its man page"
+fi
+
+# Man pages: installed, found by man, and free of groff warnings (as lintian checks them).
+for page in $(grep -hE '/man/man[0-9]/.*\.gz$' "$WORK"/installed.*); do
+  name=$(basename "$page" .gz)
+  man -w "${name%.*}" >/dev/null || fail "man does not find ${name%.*}"
+  warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$page" 2>&1 >/dev/null)
+  [ -z "$warnings" ] || fail "groff warnings in $page: $warnings"
+  echo "man page $name: ok"
+done
+
+step "cluster tests against the installed plugin, cli_filter, profiles, ddp-plan and trainer"
+CT="$BUILD_DIR/package-cluster-tests"
+# Configured only (nothing is built there): the tests take every file they load from the packages,
+# except the concurrent-steps test's libddp worker (not packaged) from BUILD_DIR.
+test_args=()
+worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
+[ -z "$worker" ] || test_args+=(-DDDP_TEST_WORKER_BIN="$worker")
+if ((have_runtime)); then
+  test_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
+fi
+# The monitor test: the installed ddp-report, the sampler the installed plugin finds by itself
+# (DDP_TEST_MONITOR_BIN empty: no monitor= argument), and the build tree's fake NVML (not packaged).
+test_args+=(-DDDP_TEST_MONITOR_BIN= -DDDP_TEST_REPORT_BIN="$report_bin")
+fake_nvml=$(find "$BUILD_DIR/tests/monitor" -name libnvidia-ml.so.1 -type f -print -quit 2>/dev/null || true)
+test_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")")
+cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
+  -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
+  -DDDP_TEST_PLAN_BIN="$plan_bin" "${test_args[@]}" >"$WORK/configure.log" 2>&1 ||
+  { cat "$WORK/configure.log"; fail "configure $CT"; }
+grep -q "DDP_SPANK_PLUGIN=$plugin" "$CT/tests/cluster/CTestTestfile.cmake" || fail "the cluster tests do not use $plugin"
+ctest --test-dir "$CT" -R '^cluster\.' --output-on-failure || fail "cluster tests against the installed packages"
+
+if ((have_runtime)); then
   step "tests/package/consumer: find_package(slurm-ddp) and pkg-config against the installed libddp"
   cmake -S "$ROOT/tests/package/consumer" -B "$WORK/consumer" >"$WORK/consumer.log" 2>&1 &&
     cmake --build "$WORK/consumer" >>"$WORK/consumer.log" 2>&1 || { cat "$WORK/consumer.log"; fail "building the consumer"; }
   # (/lib is /usr/lib on a merged-/usr system: compare real paths)
-  uses=$(ldd "$WORK/consumer/ddp-consumer" | awk '$1 == "libddp.so.0" { print $3 }')
-  [ -n "$uses" ] && [ "$(realpath "$uses")" = "$(realpath "$ARCH_LIBDIR/libddp.so.0")" ] ||
-    fail "the consumer does not use the installed libddp.so.0 but '$uses'"
+  uses=$(ldd "$WORK/consumer/ddp-consumer" | awk -v so="$soname" '$1 == so { print $3 }')
+  [ -n "$uses" ] && [ "$(realpath "$uses")" = "$(realpath "$ARCH_LIBDIR/$soname")" ] ||
+    fail "the consumer does not use the installed $soname but '$uses'"
   # shellcheck disable=SC2046
   g++ -std=c++17 -o "$WORK/ddp-consumer-pc" "$ROOT/tests/package/consumer/main.cpp" \
     $(pkg-config --cflags --libs slurm-ddp) || fail "building the consumer with pkg-config"
@@ -241,9 +408,12 @@ print(",".join(str(i) for i in s))' 2>/dev/null) || expected=
   echo "incomplete contract refused: $out"
 fi
 
-# ---------------------------------------------------------------------------------- removal --
+# ----------------------------------------------------------------------------------- 3. removal --
 
-step "dpkg -r keeps only the conffiles, dpkg --purge leaves nothing"
+step "dpkg -r keeps only the plugin's conffiles, dpkg --purge leaves nothing"
+dpkg-query -W -f='${Conffiles}\n' "${OURS[@]}" | awk 'NF { print $1 }' | sort >"$WORK/conffiles"
+diff "$WORK/conffiles" <(sort "$WORK/conffiles.deb") >/dev/null || fail "the installed conffiles are not the plugin package's"
+sort -u "$WORK"/installed.* >"$WORK/installed"
 # A path from dpkg -L may stay only as a directory that holds files that are not ours (each of
 # ours is checked itself) or, when empty, that another package owns.
 leftovers() {
@@ -257,13 +427,17 @@ leftovers() {
     echo "$path"
   done
 }
-dpkg -r "$PKG" >"$WORK/remove.log" 2>&1 || { cat "$WORK/remove.log"; fail "dpkg -r"; }
+installed_pkgs=()
+for p in "${OURS[@]}"; do is_installed "$p" && installed_pkgs+=("$p"); done
+dpkg -r "${installed_pkgs[@]}" >"$WORK/remove.log" 2>&1 || { cat "$WORK/remove.log"; fail "dpkg -r ${installed_pkgs[*]}"; }
 left=$(grep -vxF -f "$WORK/conffiles" "$WORK/installed" | leftovers)
 [ -z "$left" ] || fail "dpkg -r left files behind: $left"
 while read -r f; do [ -f "$f" ] || fail "dpkg -r removed the conffile $f"; done <"$WORK/conffiles"
 echo "after dpkg -r: of $(wc -l <"$WORK/installed") paths only the $(wc -l <"$WORK/conffiles") conffiles (and shared directories) are left"
-dpkg --purge "$PKG" >>"$WORK/remove.log" 2>&1 || { cat "$WORK/remove.log"; fail "dpkg --purge"; }
+dpkg --purge "${installed_pkgs[@]}" >>"$WORK/remove.log" 2>&1 || { cat "$WORK/remove.log"; fail "dpkg --purge"; }
 left=$(leftovers <"$WORK/installed")
 [ -z "$left" ] || fail "dpkg --purge left files behind: $left"
-[ -z "$(dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null)" ] || fail "dpkg still knows $PKG"
-echo "after dpkg --purge: nothing of $PKG is left"
+for p in "${OURS[@]}"; do
+  [ -z "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" ] || fail "dpkg still knows $p"
+done
+echo "after dpkg --purge: nothing of ${OURS[*]} is left"
