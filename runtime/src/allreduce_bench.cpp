@@ -70,12 +70,18 @@ std::vector<std::size_t> allreduce_sweep_sizes(std::size_t min_bytes, std::size_
   return sizes;
 }
 
-int allreduce_iterations(double seconds_each, double seconds_left, int max_iterations) {
+int allreduce_iterations(double seconds_each, double share, double left, int max_iterations) {
+  constexpr int kFew = 5;
   const int most = std::max(max_iterations, 1);
   if (!(seconds_each > 0)) return most;
-  const double fit = std::floor(seconds_left / seconds_each);
-  if (!(fit >= 1)) return 1;
-  return fit >= most ? most : static_cast<int>(fit);
+  const double fit = std::floor(share / seconds_each);
+  int n = !(fit >= 1) ? 1 : fit >= most ? most : static_cast<int>(fit);
+  if (n < kFew && seconds_each * kFew < left / 10) n = std::min(kFew, most);
+  return n;
+}
+
+double allreduce_share(double left, double later) {
+  return std::max(left, 0.0) / (1.0 + std::max(later, 0.0));
 }
 
 AllreduceSweep measure_allreduce(ProcessGroup& group, const AllreduceBenchOptions& o) {
@@ -102,8 +108,11 @@ AllreduceSweep measure_allreduce(ProcessGroup& group, const AllreduceBenchOption
                                torch::TensorOptions().dtype(torch::kFloat32).device(group.device()));
     const double warm = group.mean(time_allreduces(group, tensor, warmup));
     spent += warm * warmup;
-    const double share = std::max(budget - spent, 0.0) / static_cast<double>(sizes.size() - i);
-    const int iterations = allreduce_iterations(warm, share, o.max_iterations);
+    double later = 0;
+    for (std::size_t j = i + 1; j < sizes.size(); ++j) later += static_cast<double>(sizes[j]) / bytes;
+    const double left = budget - spent;
+    const int iterations =
+        allreduce_iterations(warm, allreduce_share(left, later), left, o.max_iterations);
     const double each = group.mean(time_allreduces(group, tensor, iterations));
     spent += each * iterations;
     sweep.samples.push_back(allreduce_sample(bytes, iterations, each, ranks));

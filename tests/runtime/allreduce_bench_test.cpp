@@ -35,12 +35,21 @@ TEST(AllreduceBench, SizesRunFromSmallToTheLargestByTheFactor) {
   EXPECT_THROW(ddp::allreduce_sweep_sizes(8, 64, 1), ddp::Error);
 }
 
-TEST(AllreduceBench, IterationsFitTheTimeLeft) {
-  EXPECT_EQ(ddp::allreduce_iterations(0.01, 0.1, 20), 10);
-  EXPECT_EQ(ddp::allreduce_iterations(0.01, 1.0, 20), 20);
-  EXPECT_EQ(ddp::allreduce_iterations(1.0, 0.1, 20), 1);  // at least one
-  EXPECT_EQ(ddp::allreduce_iterations(0.0, 0.1, 20), 20);
-  EXPECT_EQ(ddp::allreduce_iterations(0.01, -1, 20), 1);
+TEST(AllreduceBench, IterationsFitTheirShare) {
+  EXPECT_EQ(ddp::allreduce_iterations(0.01, 0.1, 0.1, 20), 10);
+  EXPECT_EQ(ddp::allreduce_iterations(0.01, 1.0, 1.0, 20), 20);
+  EXPECT_EQ(ddp::allreduce_iterations(1.0, 0.1, 0.1, 20), 1);  // at least one
+  EXPECT_EQ(ddp::allreduce_iterations(0.0, 0.1, 0.1, 20), 20);
+  EXPECT_EQ(ddp::allreduce_iterations(0.01, -1, -1, 20), 1);
+  // A small size's share is tiny, but five of them cost next to nothing: five.
+  EXPECT_EQ(ddp::allreduce_iterations(100e-6, 1e-6, 2.0, 20), 5);
+  EXPECT_EQ(ddp::allreduce_iterations(0.1, 1e-6, 2.0, 20), 1);
+}
+
+TEST(AllreduceBench, LargerSizesLaterGetMoreOfTheBudget) {
+  EXPECT_DOUBLE_EQ(ddp::allreduce_share(2.0, 0.0), 2.0);  // the last size: all that is left
+  EXPECT_DOUBLE_EQ(ddp::allreduce_share(2.0, 4.0), 0.4);  // 16 MiB before 64 MiB: a fifth
+  EXPECT_DOUBLE_EQ(ddp::allreduce_share(-1.0, 4.0), 0.0);
 }
 
 TEST(AllreduceBench, PeakAndLatencyOfASweep) {

@@ -52,8 +52,14 @@ AllreduceSample allreduce_sample(std::size_t bytes, int iterations, double secon
 std::vector<std::size_t> allreduce_sweep_sizes(std::size_t min_bytes, std::size_t max_bytes,
                                                std::size_t factor);
 
-// How many timed all-reduces fit `seconds_left` when one takes `seconds_each`: 1..max_iterations.
-int allreduce_iterations(double seconds_each, double seconds_left, int max_iterations);
+// How many timed all-reduces of one size: as many as fit its `share` of the budget when one takes
+// `seconds_each` (1..max_iterations), but at least 5 while they cost under a tenth of the time
+// `left`: a single small all-reduce is too noisy a latency.
+int allreduce_iterations(double seconds_each, double share, double left, int max_iterations);
+
+// A size's share of the budget `left` when the sizes after it are `later` times as large (their
+// sum of size ratios): larger sizes take longer, so the time left is shared in proportion.
+double allreduce_share(double left, double later);
 
 // Collective over `group`: every member calls it with the same options. Every decision (how many
 // iterations, when to stop) is taken from times averaged over the ranks, so all ranks take it
