@@ -59,8 +59,15 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
     link_bw[m.name] = m.busbw_gbps;
     for (const auto& node : m.nodes) node_best[node] = std::max(node_best[node], m.busbw_gbps);
   }
-  if (!link_bw.empty()) a.slowest_link = slowest(link_bw);
   if (node_best.size() >= 3) a.slowest_node = slowest(node_best);
+  if (!link_bw.empty()) {
+    a.slowest_link = slowest(link_bw);
+    // Against what a healthy node reaches: when one node is slow, most of its links are, and
+    // the median link would be one of them.
+    if (a.slowest_node)
+      a.slowest_link = standing(a.slowest_link->name, a.slowest_link->busbw_gbps,
+                                a.slowest_node->median_gbps);
+  }
 
   // Thresholds, over every measured group; one rank moves nothing and has no bandwidth to judge.
   std::vector<const Measurement*> groups;
@@ -105,11 +112,14 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
     a.exclude = {a.slowest_node->name};
   } else if (shared && shared->size() == 1) {
     a.exclude = {*shared->begin()};
-  } else if (shared && shared->size() == 2 && node_best.size() == 2) {
+  } else if (shared && shared->size() == 2) {
     const std::vector<std::string> ends(shared->begin(), shared->end());
-    a.advice = "with two nodes the preflight cannot tell which end of the link is slow: "
-               "resubmit with " + exclude_option({ends[0]}) + " or " + exclude_option({ends[1]}) +
-               " (on three nodes or more it names the slow one)";
+    a.advice = (node_best.size() == 2
+                    ? "with two nodes the preflight cannot tell which end of the link is slow"
+                    : "only the link " + ends[0] + " <-> " + ends[1] +
+                          " fails while both nodes reach the others (tell the site)") +
+               ": resubmit with " + exclude_option({ends[0]}) + " or " + exclude_option({ends[1]}) +
+               (node_best.size() == 2 ? " (on three nodes or more it names the slow one)" : "");
     return a;
   }
   if (!a.exclude.empty())

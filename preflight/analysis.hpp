@@ -41,8 +41,11 @@ struct Standing {
 };
 
 struct Analysis {
-  std::optional<Standing> slowest_link;  // with one link or more (a single one is its own median)
-  std::optional<Standing> slowest_node;  // with three nodes or more: a node is as fast as its best link
+  // With three nodes or more: a node is as fast as its best link, compared with the median node.
+  std::optional<Standing> slowest_node;
+  // With one link or more, compared with the median node when there is one, else with the
+  // median link (a single link is its own median).
+  std::optional<Standing> slowest_link;
   std::vector<std::string> failures;     // one per threshold not met, naming what and by how much
   std::vector<std::string> exclude;      // nodes to leave out, when the numbers point at them
   std::string advice;                    // how to resubmit, or why no node can be named

@@ -21,13 +21,13 @@ F symbol(void* lib, const char* name) {
 
 }  // namespace
 
-CudaDevices query_cuda_devices() {
+CudaDevices query_cuda_devices(const char* library) {
   CudaDevices out;
   // Kept loaded: NCCL, later in this process, uses the same driver.
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
-    out.why_not = why ? why : "libcuda.so.1 cannot be loaded";
+    out.why_not = why ? why : std::string(library) + " cannot be loaded";
     return out;
   }
   const auto init = symbol<CuInit>(lib, "cuInit");
@@ -35,7 +35,7 @@ CudaDevices query_cuda_devices() {
   const auto get = symbol<CuDeviceGet>(lib, "cuDeviceGet");
   const auto bus = symbol<CuDeviceGetPciBusId>(lib, "cuDeviceGetPCIBusId");
   if (!init || !count || !get || !bus) {
-    out.why_not = "libcuda.so.1 lacks the driver API (cuInit, cuDeviceGetPCIBusId)";
+    out.why_not = std::string(library) + " lacks the driver API (cuInit, cuDeviceGetPCIBusId)";
     return out;
   }
   const int rc = init(0);

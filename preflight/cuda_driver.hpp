@@ -7,7 +7,8 @@
 
 namespace ddp::preflight {
 
-// cuInit, then each device's PCI bus id. Never throws.
-CudaDevices query_cuda_devices();
+// cuInit, then each device's PCI bus id, from `library` (the driver's soname; tests name a
+// stand-in). Never throws.
+CudaDevices query_cuda_devices(const char* library = "libcuda.so.1");
 
 }  // namespace ddp::preflight

@@ -54,6 +54,11 @@ struct spank_option spank_options[] = {
     {ddp::spank::s(ddp::plan::kOptVerbose), nullptr,
      ddp::spank::s("Print each task's DDP plan on its stderr."), ddp::spank::kFlag, 7,
      ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptPreflight), ddp::spank::s("yes|no"),
+     ddp::spank::s("Before the program starts, check every rank and measure all-reduce "
+                   "bandwidth (ddp-preflight); the step fails when a check or a profile "
+                   "threshold fails."),
+     ddp::spank::kOptional, 8, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }
 

@@ -92,6 +92,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.bind = parse_bind(value);
   } else if (name == kOptVerbose) {
     options.verbose = true;
+  } else if (name == kOptPreflight) {
+    options.preflight = value.empty() || parse_yes_no(opt(name), value);
   } else {
     throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }
@@ -121,7 +123,7 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
     if (eq == std::string::npos || eq == 0)
       throw PlanError("plugstack.conf argument " + quoted(arg) +
                       " is not key=value; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate");
+                      "user_profiles, topology, activate, preflight");
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
     if (key == "profile_dir") {
@@ -145,6 +147,11 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf topology=" + quoted(value) +
                         " must be an absolute path to an hwloc XML file");
       config.topology_xml = value;
+    } else if (key == "preflight") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf preflight=" + quoted(value) +
+                        " must be the absolute path of the ddp-preflight program");
+      config.preflight_program = value;
     } else if (key == "activate") {
       if (value == "always")
         config.activation = Activation::Always;
@@ -157,7 +164,7 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
     } else {
       throw PlanError("plugstack.conf argument " + quoted(key) +
                       " is unknown; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate");
+                      "user_profiles, topology, activate, preflight");
     }
   }
   return config;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddp/env_contract.hpp"
+#include "install_paths.hpp"  // kDefaultPreflightProgram
 #include "limits.hpp"  // kMaxNodes, kMaxGpusPerNode: the contract's, shared with cli_filter.lua
 #include "port.hpp"    // PortRange
 
@@ -29,6 +30,7 @@ struct UserOptions {
   std::optional<contract::Backend> backend;
   std::optional<Bind> bind;
   bool verbose = false;
+  std::optional<bool> preflight;  // --ddp-preflight[=yes|no]; unset: the profile decides
 };
 
 // Names of the options as users type them (without the leading "--").
@@ -40,6 +42,7 @@ inline constexpr const char* kOptPort = "ddp-port";
 inline constexpr const char* kOptBackend = "ddp-backend";
 inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
+inline constexpr const char* kOptPreflight = "ddp-preflight";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
 inline constexpr const char* kDdpOff = "off";
@@ -62,6 +65,7 @@ struct PlugstackConfig {
   bool user_profiles = false;
   std::optional<std::string> topology_xml;
   Activation activation = Activation::OnRequest;
+  std::string preflight_program = kDefaultPreflightProgram;
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.
