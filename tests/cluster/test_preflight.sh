@@ -32,10 +32,15 @@ LAB_NODES=3 DDP_SPANK_ARGS="preflight=$PREFLIGHT profile_dir=$WORK/profiles" "$T
   >/dev/null 2>&1 || fail "lab restart with three nodes"
 srun3() { timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 "$@" 2>&1; }
 
-# 1. Healthy links: the table, every check, and the program after it on the same rendezvous.
+# 1. Healthy links, the option given to sbatch (srun inherits it): the table, every check, and
+# the program after it on the same rendezvous.
+printf '#!/bin/bash\nsrun "%s" meet\n' "$WORKER" >"$WORK/job.sh"
+chmod +x "$WORK/job.sh"
 start=$(now)
-out=$(srun3 --ddp-preflight "$WORKER" meet) || fail "passing preflight: $out"
+submitted=$("$RUN" sbatch --wait -N3 --ntasks-per-node=1 --ddp-preflight -o "$WORK/job.out" "$WORK/job.sh" 2>&1) ||
+  fail "passing preflight: $submitted $(cat "$WORK/job.out" 2>/dev/null)"
 took=$(elapsed "$start")
+out=$(cat "$WORK/job.out")
 echo "$out"
 for want in "ddp-preflight: 3 ranks on 3 node(s) (n1, n2, n3), gloo, rendezvous n1:" \
   "contract    ok" "rendezvous  ok" "interfaces  ok      eth0" "all ranks" "n1 <-> n2" \
@@ -65,4 +70,4 @@ expect_contains "$out" "spank_ddp: the preflight failed" "the plugin's own error
 ! grep -q "met 3 ranks" <<<"$out" || fail "the program started after a failed preflight: $out"
 slow_link_off
 "$RUN" srun -N3 -n3 true || fail "the cluster no longer runs steps"
-echo "PASS: preflight table (${took} s with the program), slow n3 named, threshold fails the step with --exclude=n3"
+echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3"
