@@ -135,7 +135,8 @@ printf '%s\n' "plugin      $plugin" "snippet     $snippet" "cli_filter  $cli_fil
 line=$(grep -E '^(required|optional)' "$snippet")
 [[ $line == "required $plugin "* ]] || fail "$snippet does not load the installed plugin: $line"
 [[ " $line " == *" profile_dir=$profile_dir "* ]] || fail "$snippet does not name the installed profiles: $line"
-for f in "$ARCH_LIBDIR/libddp.so.0" /usr/include/ddp/context.hpp "$ARCH_LIBDIR/cmake/slurm-ddp/slurm-ddp-config.cmake" \
+for f in "$ARCH_LIBDIR/libddp.so.0" /usr/include/ddp/context.hpp /usr/include/ddp/rendezvous.hpp /usr/bin/ddp-preflight \
+  "$ARCH_LIBDIR/cmake/slurm-ddp/slurm-ddp-config.cmake" \
   "$ARCH_LIBDIR/pkgconfig/slurm-ddp.pc"; do
   [ ! -f "$BUILD_DIR/runtime/libddp.so" ] || grep -qx "$f" "$WORK/installed" || fail "the package lacks $f"
 done
@@ -167,6 +168,8 @@ CT="$BUILD_DIR/package-cluster-tests"
 trainer_args=()
 worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
 [ -z "$worker" ] || trainer_args+=(-DDDP_TEST_WORKER_BIN="$worker")
+preflight=$(installed '/bin/ddp-preflight$')
+[ -z "$preflight" ] || trainer_args+=(-DDDP_TEST_PREFLIGHT_BIN="$preflight")
 trainer=$(installed '/bin/ddp-cifar100$')
 synth=$(find "$BUILD_DIR/trainer" -name cifar-synth -type f -perm -u+x -print -quit 2>/dev/null || true)
 if [ -n "$trainer" ] && [ -n "$synth" ]; then
