@@ -5,6 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "error.hpp"
+#include "parse.hpp"
+
 namespace ddp::preflight {
 namespace {
 
@@ -40,10 +43,12 @@ std::vector<std::string> fields(const std::string& line) {
 }
 
 bool number(const std::string& text, int& out) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+  try {
+    out = static_cast<int>(plan::parse_unsigned("rank report", text, 0, 1u << 24));
+    return true;
+  } catch (const plan::PlanError&) {
     return false;
-  out = std::stoi(text);
-  return true;
+  }
 }
 
 std::string who(const RankReport& r) { return r.host + " rank " + std::to_string(r.rank); }

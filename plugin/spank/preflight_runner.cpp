@@ -50,7 +50,8 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  // Whatever the task inherited for SIGCHLD, waitpid must see the child's status.
+  // Slurm resets the task's signals to their defaults before task_init (mgr.c, _unblock_signals);
+  // another plugin's task_init may not have: waitpid must see the child's status.
   struct sigaction dfl {}, old {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
@@ -61,8 +62,8 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
     return "cannot start the preflight: " + errno_text("fork");
   }
   if (pid == 0) {
-    // Only async-signal-safe calls until exec. The preflight dies with the task, and takes the
-    // signals (scancel's SIGTERM) that slurmstepd may have blocked in it.
+    // Only async-signal-safe calls until exec. The preflight dies with the task, and takes
+    // scancel's SIGTERM even if a plugin before this one blocked it in the task.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     sigset_t none;
     sigemptyset(&none);

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "contract_read.hpp"  // kMaxWorldSize
+#include "error.hpp"
 #include "parse.hpp"
 
 namespace ddp::detail {
@@ -21,10 +23,12 @@ std::string hosts_of(const std::vector<const RankView*>& views) {
 }
 
 bool parse_int(const std::string& text, int& out) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+  try {
+    out = static_cast<int>(plan::parse_unsigned("view", text, 0, kMaxWorldSize));
+    return true;
+  } catch (const plan::PlanError&) {
     return false;
-  out = std::stoi(text);
-  return true;
+  }
 }
 
 bool parse_pair(const std::string& text, int& a, int& b) {
