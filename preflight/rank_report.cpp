@@ -105,17 +105,29 @@ std::vector<Check> summarise(const std::vector<RankReport>& reports) {
     }
   std::vector<Check> rows;
   for (const std::string& what : order) {
-    std::vector<std::string> failed, ok, skipped;
+    // The same failure on many ranks (a missing interface everywhere) is said once.
+    std::vector<std::string> failures;
+    std::map<std::string, std::vector<std::string>> failed_on;
     std::set<std::string> ok_details, skipped_details;
     for (const auto& [r, c] : by_what[what]) {
-      if (c->status == Status::Failed) failed.push_back(who(*r) + ": " + c->detail);
+      if (c->status == Status::Failed) {
+        if (!failed_on.count(c->detail)) failures.push_back(c->detail);
+        failed_on[c->detail].push_back(who(*r));
+      }
       if (c->status == Status::Ok) ok_details.insert(c->detail);
       if (c->status == Status::Skipped) skipped_details.insert(c->detail);
     }
     Check row{what, Status::Skipped, ""};
-    if (!failed.empty()) {
+    if (!failures.empty()) {
       row.status = Status::Failed;
-      row.detail = listed(failed, 4);
+      std::vector<std::string> lines;
+      for (const auto& f : failures) {
+        std::string ranks = listed(failed_on[f], 4);
+        for (auto at = ranks.find("; "); at != std::string::npos; at = ranks.find("; ", at))
+          ranks.replace(at, 2, ", ");
+        lines.push_back(f + " (" + ranks + ")");
+      }
+      row.detail = listed(lines, 4);
     } else if (!ok_details.empty()) {
       row.status = Status::Ok;
       row.detail = listed({ok_details.begin(), ok_details.end()}, 3);

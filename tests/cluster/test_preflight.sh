@@ -51,7 +51,26 @@ done
   fail "the program did not run on every rank after the preflight: $out"
 [ "$(grep -c '^ddp-preflight: 3 ranks' <<<"$out")" = 1 ] || fail "more than one table: $out"
 
-# 2. n3's link at 20 Mbit/s: the report names n3 against the median.
+# 2. A check that fails stops the step before anything is measured: an interface the user named
+# that the nodes lack, and (with the stand-in CUDA driver, where built) GPUs that CUDA does not
+# see although Slurm gave them.
+cuda_env=()
+if [ -n "${DDP_FAKE_LIBCUDA:-}" ] && [ -e "$DDP_FAKE_LIBCUDA" ]; then
+  mkdir -p "$WORK/cuda" && ln -s "$DDP_FAKE_LIBCUDA" "$WORK/cuda/libcuda.so.1"
+  cuda_env=(LD_LIBRARY_PATH="$WORK/cuda" FAKE_CUDA_BUS_IDS=)
+fi
+out=$(env GLOO_SOCKET_IFNAME=eth9 "${cuda_env[@]}" timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 \
+  --gpus-per-node=1 --ddp-preflight true 2>&1) && fail "a failed check did not fail the step: $out"
+echo "$out"
+expect_contains "$out" "interfaces  FAILED  GLOO_SOCKET_IFNAME=eth9: no interface eth9 on this node (n1 rank 0, n2 rank 1, n3 rank 2)" \
+  "the interface check names rank, node and variable"
+[ ${#cuda_env[@]} = 0 ] || expect_contains "$out" "gpus        FAILED  CUDA_VISIBLE_DEVICES=0 names 1 GPU(s), but CUDA sees 0 (n1 rank 0, n2 rank 1, n3 rank 2)" \
+  "the GPU check compares Slurm's GPUs with the driver's"
+expect_contains "$out" "ddp-preflight: FAILED: a check failed on some rank (see the table); the step was stopped before measuring" \
+  "no measurement after a failed check"
+! grep -q "^ALL-REDUCE" <<<"$out" || fail "measured after a failed check: $out"
+
+# 3. n3's link at 20 Mbit/s: the report names n3 against the median.
 nsenter --net="$ns3" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kbit latency 400ms ||
   fail "tc tbf on n3"
 out=$(srun3 --ddp-preflight true) || fail "preflight without thresholds failed: $out"
@@ -59,7 +78,7 @@ echo "$out"
 expect_contains "$out" "slowest node (its best link): n3 at " "the slow node named"
 expect_contains "$(grep '^slowest node' <<<"$out")" "<- slow" "n3 marked slow against the median"
 
-# 3. The profile's threshold fails the step: no program, and the node to exclude.
+# 4. The profile's threshold fails the step: no program, and the node to exclude.
 out=$(srun3 --ddp-profile=lab-preflight "$WORKER" meet) && fail "a missed threshold did not fail the step: $out"
 echo "$out"
 expect_contains "$out" "ddp-preflight: FAILED: " "rank 0's verdict"

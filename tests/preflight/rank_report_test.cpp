@@ -37,9 +37,20 @@ TEST(PreflightRankReport, OneRowPerCheckNamingTheFailingRanks) {
   const auto rows = pf::summarise(reports);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].status, Status::Failed);
-  EXPECT_EQ(rows[0].detail, "n2 rank 1: GLOO_SOCKET_IFNAME=eth1: no interface eth1 on this node");
+  EXPECT_EQ(rows[0].detail, "GLOO_SOCKET_IFNAME=eth1: no interface eth1 on this node (n2 rank 1)");
   EXPECT_EQ(rows[1].status, Status::Skipped);
   EXPECT_EQ(rows[1].detail, "none chosen");
+}
+
+TEST(PreflightRankReport, TheSameFailureOnManyRanksIsSaidOnce) {
+  std::vector<pf::RankReport> reports;
+  for (int r = 0; r < 6; ++r)
+    reports.push_back(report(r, r, "n" + std::to_string(r + 1), "",
+                             {{"interfaces", Status::Failed, "GLOO_SOCKET_IFNAME=eth9: no interface eth9 on this node"}}));
+  const auto rows = pf::summarise(reports);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].detail, "GLOO_SOCKET_IFNAME=eth9: no interface eth9 on this node (n1 rank 0, "
+                            "n2 rank 1, n3 rank 2, n4 rank 3, and 2 more)");
 }
 
 TEST(PreflightRankReport, TwoRanksOnOneGpuFail) {
