@@ -14,7 +14,9 @@ PACKAGES=(
   libspdlog-dev libgloo-dev                          # runtime: logging, Gloo collectives
   libtorch-dev python3-torch                         # LibTorch 1.13 (CPU) for libddp; torchrun-compatible test program
   libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
+  zlib1g-dev                                         # ddp-report --png
   iproute2 util-linux procps                         # network namespaces for the test cluster
+  file                                               # the monitor test names the PNG it checks
   scdoc rpm                                          # man pages; the package check also builds the .rpm
 )
 

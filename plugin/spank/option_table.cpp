@@ -54,11 +54,15 @@ struct spank_option spank_options[] = {
     {ddp::spank::s(ddp::plan::kOptVerbose), nullptr,
      ddp::spank::s("Print each task's DDP plan on its stderr."), ddp::spank::kFlag, 7,
      ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptMonitor), ddp::spank::s("SECONDS|off"),
+     ddp::spank::s("Sample GPUs, the tasks' CPU use and NIC bytes every SECONDS (default 10) "
+                   "into a file per node; a summary per node and GPU ends the job's output."),
+     ddp::spank::kOptional, 8, ddp::spank::on_option},
     {ddp::spank::s(ddp::plan::kOptPreflight), ddp::spank::s("yes|no"),
      ddp::spank::s("Before the program starts, check every rank and measure all-reduce "
                    "bandwidth (ddp-preflight); the step fails when a check or a profile "
                    "threshold fails."),
-     ddp::spank::kOptional, 8, ddp::spank::on_option},
+     ddp::spank::kOptional, 9, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }
 
@@ -84,7 +88,9 @@ void note_command_line(std::size_t index, std::string_view value) {
   auto& given = state().command_line;
   if (name == p::kOptNodes) given.nodes = true;
   if (name == p::kOptGpus) given.gpus = true;
-  if (name != p::kOptVerbose && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
+  // Like --ddp-verbose, --ddp-monitor says how to run a DDP step, not which steps are DDP steps.
+  const bool shapes_nothing = name == p::kOptVerbose || name == p::kOptMonitor;
+  if (!shapes_nothing && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
 }
 
 int on_option(int val, const char* optarg, int remote) {

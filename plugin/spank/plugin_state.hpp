@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "node_facts_cache.hpp"
 #include "options.hpp"
 #include "planner.hpp"
 #include "spank_api.hpp"
@@ -20,6 +21,11 @@ struct PluginState {
   // from user_init never reach the user (Slurm bug 7573).
   std::optional<std::string> deferred_error;
   std::optional<plan::StepPlan> step;
+  // slurmstepd, DDP steps only: the node's topology, read as root in init_post_opt (from the node
+  // facts file, or hwloc), or why there is none; and the plugin's own time for the step so far.
+  std::optional<plan::NodeTopology> node;
+  std::string node_problem;
+  double work_ms = 0;
 
   // srun only: which options its own command line gave, and the job it runs in (read at init,
   // before srun rewrites the task layout variables for its step).
@@ -29,11 +35,21 @@ struct PluginState {
 
 PluginState& state();
 
+// The node facts file as plugstack.conf places it ("" dir: node_facts_dir=off).
+plan::NodeFactsStore node_facts_store(const plan::PlugstackConfig& config);
+
+// slurmd only, from slurm_spank_init: the node facts file made at the daemon's start, so the
+// first step finds it. Failures are logged, never fatal: steps then load hwloc themselves.
+void slurmd_started();
+
 // srun only, from slurm_spank_init: srun rewrites SLURM_TASKS_PER_NODE for its step before
 // local_user_init, so the job's layout is read before option processing starts.
 void remember_job_shape();
 
 inline constexpr const char* kLogPrefix = "spank_ddp: ";
+
+// In a task: a line on its stderr (srun's terminal or the job's output), after kLogPrefix.
+void tell_user(const std::string& line);
 
 // Runs a hook body; any exception becomes a logged error and a Slurm error code, so nothing ever
 // unwinds into Slurm's C code.

@@ -35,8 +35,9 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
       state().config = ddp::plan::parse_plugstack_args(args);
     } catch (const std::exception& e) {
       // In slurmstepd a failing init only says "required plugin failed" in slurmd's log: keep the
-      // message for task_init, where the user sees it.
-      if (ctx != S_CTX_REMOTE) throw;
+      // message for task_init, where the user sees it. In slurmd it would keep the node from
+      // starting, and plain jobs need none of this.
+      if (ctx != S_CTX_REMOTE && ctx != S_CTX_SLURMD) throw;
       state().deferred_error = std::string("plugstack.conf: ") + e.what() +
                                " (site configuration error: tell the administrator)";
     }
@@ -44,6 +45,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     // registering in other contexts as well would register them twice and disable them.
     if (ctx == S_CTX_ALLOCATOR) return ddp::spank::register_options(sp);
     if (ctx == S_CTX_LOCAL) ddp::spank::remember_job_shape();
+    if (ctx == S_CTX_SLURMD) ddp::spank::slurmd_started();
     return 0;
   });
 }

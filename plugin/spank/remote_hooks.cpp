@@ -2,11 +2,13 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
 
 #include "error.hpp"
+#include "monitor_launch.hpp"
 #include "planner.hpp"
 #include "preflight.hpp"
 #include "preflight_runner.hpp"
@@ -17,9 +19,25 @@
 #include "step_role.hpp"
 #include "user_file_reader.hpp"
 
+namespace ddp::spank {
+
+// The task's stderr goes to srun's terminal or the job's output file.
+void tell_user(const std::string& line) {
+  const std::string text = std::string(kLogPrefix) + line + "\n";
+  (void)!write(STDERR_FILENO, text.data(), text.size());
+}
+
+}  // namespace ddp::spank
+
 namespace {
 
 using ddp::spank::state;
+using ddp::spank::tell_user;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 bool step_wants_ddp() {
   const auto& s = state();
@@ -35,10 +53,13 @@ std::optional<ddp::plan::StepRoleDecision> srun_decision(spank_t sp) {
   return ddp::plan::decode_step_role(*text);
 }
 
-// The task's stderr goes to srun's terminal or the job's output file.
-void tell_user(const std::string& line) {
-  const std::string text = std::string(ddp::spank::kLogPrefix) + line + "\n";
-  (void)!write(STDERR_FILENO, text.data(), text.size());
+// Whether this slurmstepd plans a DDP step: asked for, a task launch, and not made plain by srun.
+// Every other step costs the plugin nothing past its options. Throws on a garbled decision.
+bool plans_ddp_step(spank_t sp) {
+  if (state().deferred_error || !step_wants_ddp()) return false;
+  if (!ddp::spank::launch_step_id(sp)) return false;
+  const auto role = srun_decision(sp);
+  return !(role && role->role == ddp::plan::StepRole::Plain);
 }
 
 void pin(const ddp::plan::CpuList& cpus) {
@@ -54,20 +75,47 @@ void pin(const ddp::plan::CpuList& cpus) {
 
 }  // namespace
 
+// Still root here (user_init runs with the job's user id): the node facts file can be checked
+// and, when stale, written again.
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+  if (spank_context() != S_CTX_REMOTE) return 0;
+  auto& s = state();
+  const auto start = Clock::now();
+  const int rc = ddp::spank::guarded("init_post_opt", [&] {
+    try {
+      if (!plans_ddp_step(sp)) return 0;
+    } catch (const std::exception& e) {
+      s.deferred_error = e.what();
+      return 0;
+    }
+    ddp::spank::open_monitor_channel(sp);
+    try {
+      s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
+                                        s.config.topology_xml, /*may_write=*/true);
+    } catch (const std::exception& e) {
+      // The plan goes on without it, and says so (NCCL and Slurm then choose).
+      s.node_problem = std::string("cannot load the node topology: ") + e.what();
+    }
+    return 0;
+  });
+  if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while reading the node topology";
+  s.work_ms += ms_since(start);
+  return 0;
+}
+
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
   if (spank_context() != S_CTX_REMOTE) return 0;
   auto& s = state();
+  const auto start = Clock::now();
   const int rc = ddp::spank::guarded("user_init", [&] {
-    if (s.deferred_error || !step_wants_ddp()) return 0;
-    if (!ddp::spank::launch_step_id(sp)) return 0;
     try {
+      if (!plans_ddp_step(sp)) return 0;
       const auto role = srun_decision(sp);
-      if (role && role->role == ddp::plan::StepRole::Plain) return 0;
       // A step of its own shape (srun --ddp) is not held to the job's --ddp-nodes/--ddp-gpus.
       ddp::plan::UserOptions options = s.options;
       if (role && !role->check_nodes) options.nodes.reset();
       if (role && !role->check_gpus) options.gpus_per_node.reset();
-      auto facts = ddp::spank::read_step_facts(sp, s.config);
+      auto facts = ddp::spank::read_step_facts(sp, s.node, s.node_problem);
       facts.job_has_shape = role && role->job_has_shape;
       uid_t uid = 0;
       gid_t gid = 0;
@@ -86,6 +134,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
   });
   // Even an internal failure here must surface in task_init rather than vanish.
   if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while planning the step";
+  s.work_ms += ms_since(start);
   return 0;
 }
 
@@ -101,6 +150,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       return -1;
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch
+    const auto start = Clock::now();
     try {
       const auto task = ddp::spank::read_task_facts(sp);
       const auto gpus = ddp::spank::read_gpu_facts(sp);
@@ -116,7 +166,15 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       // Fallbacks are the same on every task of a node: say them once per node.
       if (task.local_id == 0)
         for (const auto& w : placement.warnings) tell_user("warning: " + w);
-      if (s.options.verbose) tell_user(plan.summary());
+      if (s.options.verbose) {
+        // The node's share (topology, profile, plan) was paid once, before the first task.
+        if (task.local_id == 0 && s.node)
+          tell_user("node " + s.step->facts.hostname + ": the plugin's work for this step took " +
+                    ddp::plan::ms_text(s.work_ms) + " before the tasks and " +
+                    ddp::plan::ms_text(ms_since(start)) + " in this task; topology: " + s.node->how);
+        tell_user(plan.summary());
+      }
+      if (task.local_id == 0) ddp::spank::start_monitor(sp, *s.step, gpus, placement);
       // Last: the preflight sees the environment and CPUs the program will get.
       if (const auto preflight = ddp::plan::plan_preflight(*s.step, s.config))
         if (const auto failed = ddp::spank::run_preflight(sp, *preflight)) {

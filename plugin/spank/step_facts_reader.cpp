@@ -1,6 +1,5 @@
 #include "step_facts_reader.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -9,6 +8,7 @@
 
 #include "core_grant.hpp"
 #include "error.hpp"
+#include "hostlist.hpp"
 #include "local_host.hpp"
 #include "parse.hpp"
 
@@ -33,18 +33,6 @@ T item(spank_t sp, spank_item_t which, const char* name) {
 
 std::string hostname() { return plan::local_host_name().value_or("this node"); }
 
-// slurmstepd runs inside the step's cgroup when the site uses task/cgroup with ConstrainCores=yes:
-// its affinity is then the CPUs the step holds here. Otherwise it is the whole node.
-plan::CpuList own_affinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  plan::CpuList cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 // The step's core ids on this node in Slurm's list syntax ("0-1,4"); "" when Slurm does not say,
 // which the grant then reports rather than binding to the whole node.
 std::string step_alloc_cores(spank_t sp) {
@@ -52,6 +40,15 @@ std::string step_alloc_cores(spank_t sp) {
   if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || cores == nullptr)
     return "";
   return cores;
+}
+
+// This node's name as Slurm knows it: entry NODE_ID of the step's node list. Not SLURMD_NODENAME
+// from the step's environment: that is the node srun ran on (in a batch job, the batch node, on
+// every node of the step); slurmstepd sets each node's own only in the tasks' environment, later.
+std::optional<std::string> node_name(const std::string& nodelist, unsigned node_id) {
+  const auto hosts = plan::expand_hostlist("SLURM_STEP_NODELIST", nodelist);
+  if (node_id >= hosts.size()) return std::nullopt;
+  return hosts[node_id];
 }
 
 }  // namespace
@@ -76,7 +73,8 @@ std::optional<std::uint32_t> launch_step_id(spank_t sp) {
   return step;
 }
 
-plan::StepFacts read_step_facts(spank_t sp, const plan::PlugstackConfig& config) {
+plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopology>& node,
+                                const std::string& node_problem) {
   plan::StepFacts f;
   f.job_id = item<std::uint32_t>(sp, S_JOB_ID, "the job id");
   f.step_id = item<std::uint32_t>(sp, S_JOB_STEPID, "the step id");
@@ -85,20 +83,21 @@ plan::StepFacts read_step_facts(spank_t sp, const plan::PlugstackConfig& config)
   f.total_tasks = item<std::uint32_t>(sp, S_JOB_TOTAL_TASK_COUNT, "the step's task count");
   f.local_tasks = item<std::uint32_t>(sp, S_JOB_LOCAL_TASK_COUNT, "this node's task count");
   f.cpus_on_node = item<std::uint16_t>(sp, S_JOB_NCPUS, "the step's CPU count");
-  f.hostname = get_env(sp, "SLURMD_NODENAME").value_or(hostname());
   const auto nodelist = get_env(sp, "SLURM_STEP_NODELIST");
   if (!nodelist)
     throw plan::PlanError("SLURM_STEP_NODELIST is not set in the step; cannot find MASTER_ADDR");
   f.nodelist = *nodelist;
+  f.hostname = node_name(f.nodelist, f.node_id).value_or(hostname());
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
   f.alloc_cores = step_alloc_cores(sp);
-  try {
-    f.topology = plan::load_topology(config.topology_xml);
-  } catch (const std::exception& e) {
-    f.topology_problem = std::string("cannot load the node topology: ") + e.what();
-  }
+  if (node)
+    f.topology = node->topology;
+  else
+    f.topology_problem = node_problem;
   f.net = plan::read_net_facts();
-  plan::apply_core_grant(f, own_affinity());
+  // slurmstepd runs inside the step's cgroup when the site uses task/cgroup with
+  // ConstrainCores=yes: its affinity is then the CPUs the step holds here, else the whole node.
+  plan::apply_core_grant(f, plan::process_affinity());
   return f;
 }
 

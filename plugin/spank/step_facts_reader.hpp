@@ -5,7 +5,7 @@
 #include <string>
 
 #include "spank_api.hpp"
-#include "options.hpp"
+#include "node_facts_cache.hpp"
 #include "step_facts.hpp"
 
 namespace ddp::spank {
@@ -14,8 +14,9 @@ namespace ddp::spank {
 // interactive shell): those never get rank variables.
 std::optional<std::uint32_t> launch_step_id(spank_t sp);
 
-// Also loads the node's topology (once per node per step: user_init runs once in slurmstepd).
-plan::StepFacts read_step_facts(spank_t sp, const plan::PlugstackConfig& config);
+// `node` is the node's topology read before (init_post_opt), `node_problem` why there is none.
+plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopology>& node,
+                                const std::string& node_problem);
 plan::GpuFacts read_gpu_facts(spank_t sp);
 plan::TaskFacts read_task_facts(spank_t sp);
 

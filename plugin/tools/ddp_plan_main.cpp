@@ -122,8 +122,10 @@ int run(const Args& a) {
                        a.nodes);
   f.hostname = hosts[f.node_id];
   f.topology = p::load_topology(a.topology);
+  // Planning for this machine: the CPUs this shell may use, as slurmstepd's own affinity is.
   const p::CpuList affinity = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
-                                             : f.topology->cpus;
+                              : a.topology   ? f.topology->cpus
+                                             : p::process_affinity();
   f.alloc_cores = a.alloc_cores;
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
                           : default_step_cpus(*f.topology, a.alloc_cores, affinity);

@@ -201,9 +201,17 @@ ProcessGroup::ProcessGroup(const Context& context, std::string backend, torch::D
       timeout_(timeout) {}
 
 ProcessGroup::~ProcessGroup() {
+  if (!native_) return;
   // Ending without shutdown(): say so before the backend's connections close and the other
   // ranks' collectives fail, so that they name this rank as the cause.
-  if (native_ && native_->watch) native_->watch->leave();
+  if (native_->watch) native_->watch->leave();
+  // An error or a lost peer brought us here: waiting for the others could be forever.
+  try {
+    compat::abort_backend(native_->backend);
+  } catch (const std::exception& e) {
+    std::cerr << "[ddp] warning: aborting the " << backend_name_
+              << " process group failed: " << compat::message_of(e) << "\n";
+  }
 }
 
 Pending ProcessGroup::allreduce_sum(torch::Tensor& tensor, const char* what) {
@@ -274,8 +282,15 @@ void ProcessGroup::shutdown() {
   shut_down_ = true;
   // Done, not lost: the others must not mistake this rank's silence for a failure.
   if (native_->watch) native_->watch->finish();
-  // Rank 0 serves the store: it must not leave while others still talk to it.
+  // Rank 0 serves the store: it must not leave while others still talk to it. A failure here
+  // leaves native_ for the destructor, which aborts instead.
   barrier();
+  try {
+    compat::shutdown_backend(native_->backend);
+  } catch (const std::exception& e) {
+    throw Error("shutting down the " + backend_name_ + " process group failed: " +
+                compat::message_of(e));
+  }
   native_.reset();
 }
 

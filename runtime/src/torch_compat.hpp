@@ -77,6 +77,36 @@ inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
+// NCCL's communicators are ended by hand since PyTorch 2.4 (destroy_process_group() calls these
+// in Python): a ProcessGroupNCCL destroyed without shutdown() or abort() warns "destroy_process_group()
+// was not called before program exit" and ends them itself. Gloo keeps no such state; 1.13-2.3
+// end NCCL in the destructor, silently.
+#if defined(USE_C10D_NCCL) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#define DDP_NCCL_ENDS_BY_HAND 1
+inline c10d::ProcessGroupNCCL* as_nccl(const c10::intrusive_ptr<Backend>& backend) {
+  return dynamic_cast<c10d::ProcessGroupNCCL*>(backend.get());
+}
+#endif
+
+// Every rank reached the end: the communicators are destroyed in order.
+inline void shutdown_backend(const c10::intrusive_ptr<Backend>& backend) {
+#ifdef DDP_NCCL_ENDS_BY_HAND
+  if (auto* nccl = as_nccl(backend)) nccl->shutdown();
+#else
+  (void)backend;
+#endif
+}
+
+// This rank ends early (an error, a lost peer): the communicators are aborted without waiting for
+// the other ranks, which an orderly destroy would do, forever if one of them is gone.
+inline void abort_backend(const c10::intrusive_ptr<Backend>& backend) {
+#ifdef DDP_NCCL_ENDS_BY_HAND
+  if (auto* nccl = as_nccl(backend)) nccl->abort();
+#else
+  (void)backend;
+#endif
+}
+
 // LibTorch's errors carry a C++ backtrace in what(); users need the message only, without the
 // final full stop and newline (our messages go on after it).
 inline std::string message_of(const std::exception& e) {

@@ -278,7 +278,7 @@ lab_teardown() {
     # Keep log/ for post-mortems; the rest is recreated by up.sh.
     rm -rf "$LAB_PID_DIR" "$LAB_STATE_DIR" "${LAB_DIR:?}/state" "${LAB_DIR:?}/spool" \
         "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_DIR:?}/munge" "${LAB_DIR:?}/munge-key" \
-        "$LAB_PLUGSTACK_DIR"
+        "$LAB_PLUGSTACK_DIR" "${LAB_DIR:?}/node-facts"
     rm -f "$SLURM_CONF" "$LAB_DIR/gres.conf" "$LAB_PLUGSTACK" "$LAB_DIR/cli_filter.lua" \
         "$LAB_DIR/hosts"
 }

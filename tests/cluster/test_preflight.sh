@@ -28,7 +28,8 @@ restore() {
   "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true
 }
 trap 'restore; rm -rf "$WORK"' EXIT
-LAB_NODES=3 DDP_SPANK_ARGS="preflight=$PREFLIGHT profile_dir=$WORK/profiles" "$TESTS_DIR/up.sh" \
+LAB_NODES=3 DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }preflight=$PREFLIGHT profile_dir=$WORK/profiles" \
+  "$TESTS_DIR/up.sh" \
   >/dev/null 2>&1 || fail "lab restart with three nodes"
 srun3() { timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 "$@" 2>&1; }
 

@@ -118,7 +118,10 @@ render_ddp_conf() {
         # Daemons run elsewhere (other cwd), so the path must be absolute.
         so=$(realpath -e "$DDP_SPANK_PLUGIN" 2>/dev/null) || lab_die "DDP_SPANK_PLUGIN not found: $DDP_SPANK_PLUGIN"
         [[ $so != *[[:space:]]* ]] || lab_die "plugstack.conf cannot hold a path with spaces: $so"
-        echo "required $so${DDP_SPANK_ARGS:+ $DDP_SPANK_ARGS}"
+        # The node facts file stays inside the lab (down.sh removes it) unless a test says where.
+        local args=${DDP_SPANK_ARGS:-}
+        [[ " $args" == *" node_facts_dir="* ]] || args="node_facts_dir=$LAB_DIR/node-facts${args:+ $args}"
+        echo "required $so $args"
     fi
 }
 

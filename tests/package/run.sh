@@ -126,9 +126,12 @@ snippet=$(installed '/plugstack\.conf\.d/ddp\.conf$')
 cli_filter=$(installed '/ddp/cli_filter\.lua$')
 profile_dir=$(dirname "$(installed '/ddp/profiles/vega\.yaml$')")
 plan_bin=$(installed '/bin/ddp-plan$')
-for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin"; do
-  [ -n "$f" ] && [ -e "$f" ] || fail "the package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan"
+report_bin=$(installed '/bin/ddp-report$')
+sampler=$(installed '/libexec/slurm-ddp/ddp-monitor$')
+for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin" "$report_bin" "$sampler"; do
+  [ -n "$f" ] && [ -e "$f" ] || fail "the package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor"
 done
+grep -qE '/man1/ddp-report\.1\.gz$' "$WORK/installed" || fail "ddp-report is installed without its man page"
 printf '%s\n' "plugin      $plugin" "snippet     $snippet" "cli_filter  $cli_filter" \
   "profiles    $profile_dir" "ddp-plan    $plan_bin"
 [[ $plugin == "$ARCH_LIBDIR/slurm-wlm/spank_ddp.so" ]] || echo "note: plugin not in Debian's Slurm plugin directory"
@@ -175,9 +178,14 @@ synth=$(find "$BUILD_DIR/trainer" -name cifar-synth -type f -perm -u+x -print -q
 if [ -n "$trainer" ] && [ -n "$synth" ]; then
   trainer_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
 fi
+# The monitor test: the installed ddp-report, the sampler the installed plugin finds by itself
+# (DDP_TEST_MONITOR_BIN empty: no monitor= argument), and the build tree's fake NVML (not packaged).
+monitor_args=(-DDDP_TEST_MONITOR_BIN= -DDDP_TEST_REPORT_BIN="$report_bin")
+fake_nvml=$(find "$BUILD_DIR/tests/monitor" -name libnvidia-ml.so.1 -type f -print -quit 2>/dev/null || true)
+monitor_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")")
 cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
   -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
-  -DDDP_TEST_PLAN_BIN="$plan_bin" "${trainer_args[@]}" >"$WORK/configure.log" 2>&1 ||
+  -DDDP_TEST_PLAN_BIN="$plan_bin" "${monitor_args[@]}" "${trainer_args[@]}" >"$WORK/configure.log" 2>&1 ||
   { cat "$WORK/configure.log"; fail "configure $CT"; }
 grep -q "DDP_SPANK_PLUGIN=$plugin" "$CT/tests/cluster/CTestTestfile.cmake" || fail "the cluster tests do not use $plugin"
 ctest --test-dir "$CT" -R '^cluster\.' --output-on-failure || fail "cluster tests against the installed package"

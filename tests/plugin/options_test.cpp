@@ -78,12 +78,14 @@ TEST(Plugstack, DefaultsWhenEmpty) {
   EXPECT_EQ(c.port_range.high, 29999);
   EXPECT_EQ(c.activation, p::Activation::OnRequest);
   EXPECT_FALSE(c.user_profiles);
+  EXPECT_EQ(c.node_facts_dir, "/run/slurm-ddp");
 }
 
 TEST(Plugstack, ParsesEveryKey) {
   const p::PlugstackConfig c = p::parse_plugstack_args(
       {"profile_dir=/etc/x", "default_profile=vega", "port_range=15000-15999",
-       "user_profiles=yes", "topology=/var/cache/node.xml", "activate=always"});
+       "user_profiles=yes", "topology=/var/cache/node.xml", "activate=always",
+       "node_facts_dir=/var/lib/slurm-ddp"});
   EXPECT_EQ(c.profile_dir, "/etc/x");
   EXPECT_EQ(c.default_profile, "vega");
   EXPECT_EQ(c.port_range.low, 15000);
@@ -91,6 +93,8 @@ TEST(Plugstack, ParsesEveryKey) {
   EXPECT_TRUE(c.user_profiles);
   EXPECT_EQ(c.topology_xml, "/var/cache/node.xml");
   EXPECT_EQ(c.activation, p::Activation::Always);
+  EXPECT_EQ(c.node_facts_dir, "/var/lib/slurm-ddp");
+  EXPECT_EQ(p::parse_plugstack_args({"node_facts_dir=off"}).node_facts_dir, "");
 }
 
 TEST(Plugstack, RejectsUnknownKeysAndBadValues) {
@@ -103,4 +107,13 @@ TEST(Plugstack, RejectsUnknownKeysAndBadValues) {
   EXPECT_THROW(p::parse_plugstack_args({"activate=sometimes"}), p::PlanError);
   EXPECT_THROW(p::parse_plugstack_args({"default_profile=../x"}), p::PlanError);
   EXPECT_NO_THROW(p::parse_plugstack_args({"port_range=61000-65000"}));
+  for (const char* dir : {"node_facts_dir=", "node_facts_dir=run/x", "node_facts_dir=/"}) {
+    try {
+      p::parse_plugstack_args({dir});
+      ADD_FAILURE() << dir << " was accepted";
+    } catch (const p::PlanError& e) {
+      EXPECT_NE(std::string(e.what()).find("must be an absolute directory path"), std::string::npos)
+          << e.what();
+    }
+  }
 }

@@ -47,7 +47,7 @@ TEST(PreflightOption, FlagOrYesOrNo) {
 }
 
 TEST(PreflightOption, PlugstackNamesTheProgramByAbsolutePath) {
-  EXPECT_EQ(p::parse_plugstack_args({}).preflight_program, p::kDefaultPreflightProgram);
+  EXPECT_FALSE(p::parse_plugstack_args({}).preflight_program);
   EXPECT_EQ(p::parse_plugstack_args({"preflight=/opt/ddp/bin/ddp-preflight"}).preflight_program,
             "/opt/ddp/bin/ddp-preflight");
   const std::string e = error_of([] { p::parse_plugstack_args({"preflight=ddp-preflight"}); });
@@ -86,6 +86,13 @@ TEST(PreflightProfile, BadValuesPointAtTheLine) {
   EXPECT_NE(e.find("min_bw"), std::string::npos) << e;
   e = error_in(dir, "nodes:\n  - {match: n1, preflight: {enabled: true}}\n");
   EXPECT_NE(e.find("preflight"), std::string::npos) << "step-wide, not per node: " << e;
+}
+
+TEST(PreflightPlan, TheInstalledProgramUnlessPlugstackSaysOtherwise) {
+  TempDir dir;
+  const auto run = p::plan_preflight(step(true, parsed(dir, "description: x\n", "x")), {});
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->argv.front(), DDP_PREFLIGHT_PROGRAM_EXPECTED);
 }
 
 TEST(PreflightPlan, TheOptionWinsOverTheProfile) {

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <vector>
+
 #include "profile.hpp"
 #include "profile_test_util.hpp"
 
@@ -84,6 +86,43 @@ TEST(ProfileFile, SyntaxErrorsPointAtTheirLineAndColumn) {
   EXPECT_NE(e.find(path + ":2:"), std::string::npos) << e;
   EXPECT_NE(e.find("is not valid YAML: "), std::string::npos) << e;
   EXPECT_NE(e.find("Fix: correct the YAML at that point"), std::string::npos) << e;
+}
+
+// yaml-cpp gives up after the end of the file on an unclosed '[' or '{', and reads an unclosed
+// quote to the end of the file without complaint; the error points where they were opened.
+TEST(ProfileFile, UnclosedBracketsAndQuotesPointWhereTheyWereOpened) {
+  TempDir dir;
+  struct Case {
+    std::string text, at, problem;
+  };
+  const std::vector<Case> cases = {
+      {"name: t\nnetwork: {socket_interfaces: [ib0, ib1\n",
+       ":2:30:", "the '[' that opens this list is never closed (the file ends before its ']')"},
+      {"name: t\nenv: {A: b\n\n\n",
+       ":2:6:", "the '{' that opens this map is never closed (the file ends before its '}')"},
+      {"name: t\nmatch: {cluster: c\nbinding: {cpus: none}\n",
+       ":2:8:", "the '{' that opens this map"},
+      {"name: t\nenv: {A: [x, {B: c\n", ":2:14:", "the '{' that opens this map"},
+      {"name: t\ndescription: \"GPU nodes\nbinding: {cpus: none}\n", ":2:14:",
+       "the double quote (\") that opens this value is never closed (the file ends before its "
+       "closing \")"},
+      {"name: t\ndescription: 'it''s\n",
+       ":2:14:", "the single quote (') that opens this value is never closed"},
+      {"name: t\nenv: {A: \"x\\\"}\n", ":2:10:", "the double quote (\") that opens this value"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.write("t.yaml", c.text);
+    const std::string e = load_error(path);
+    EXPECT_NE(e.find(path + c.at + " is not valid YAML: " + c.problem), std::string::npos)
+        << c.text << "\n"
+        << e;
+    EXPECT_NE(e.find("Fix: "), std::string::npos) << e;
+  }
+  // Closed ones, across lines and with escaped quotes inside, are fine.
+  const std::string ok = dir.write(
+      "t.yaml",
+      "name: t\ndescription: \"two\n  lines \\\" and 'x'\"\nenv: {A: 'it''s', B: \"]\"}\n");
+  EXPECT_EQ(load_error(ok), "");
 }
 
 TEST(ProfileFile, PathologicalNestingStopsWithAMessage) {

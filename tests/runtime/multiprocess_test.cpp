@@ -148,6 +148,10 @@ TEST(Rendezvous, AllRanksMeetAndAgreeOnMetrics) {
   for (const auto& r : results) {
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("met 3 ranks, mean rank 1.00"), std::string::npos) << r.output;
+    // shutdown() ends the backend in order (NCCL's communicators included, where the worker
+    // runs on GPUs): PyTorch >= 2.4 warns when a process group is destroyed without it.
+    EXPECT_EQ(r.output.find("destroy_process_group"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("has NOT been destroyed"), std::string::npos) << r.output;
   }
 }
 

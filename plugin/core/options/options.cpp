@@ -3,6 +3,7 @@
 #include "error.hpp"
 #include "names.hpp"
 #include "parse.hpp"
+#include "sampler_args.hpp"
 
 namespace ddp::plan {
 namespace {
@@ -31,6 +32,21 @@ bool parse_yes_no(std::string_view what, std::string_view value) {
   if (value == "yes" || value == "true" || value == "1") return true;
   if (value == "no" || value == "false" || value == "0") return false;
   throw PlanError(std::string(what) + "=" + quoted(value) + " is not a boolean; allowed: yes or no");
+}
+
+MonitorRequest parse_monitor(std::string_view value) {
+  if (value.empty()) return {};
+  if (value == "off") return {false, std::nullopt};
+  const std::string range = std::to_string(monitor::kMinInterval) + ".." +
+                            std::to_string(monitor::kMaxInterval);
+  try {
+    return {true, static_cast<unsigned>(parse_unsigned(opt(kOptMonitor), value, monitor::kMinInterval,
+                                                       monitor::kMaxInterval))};
+  } catch (const PlanError&) {
+    throw PlanError(opt(kOptMonitor) + "=" + quoted(value) +
+                    " is not a sampling interval; allowed: " + range +
+                    " seconds, or off (no monitoring, even where the profile turns it on)");
+  }
 }
 
 }  // namespace
@@ -94,6 +110,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.verbose = true;
   } else if (name == kOptPreflight) {
     options.preflight = value.empty() || parse_yes_no(opt(name), value);
+  } else if (name == kOptMonitor) {
+    options.monitor = parse_monitor(value);
   } else {
     throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }
@@ -116,14 +134,19 @@ PortRange parse_port_range(std::string_view what, std::string_view text) {
   return r;
 }
 
+namespace {
+constexpr const char* kPlugstackKeys =
+    "keys: profile_dir, default_profile, port_range, user_profiles, topology, activate, "
+    "node_facts_dir, monitor, preflight";
+}  // namespace
+
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
   PlugstackConfig config;
   for (const std::string& arg : args) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
       throw PlanError("plugstack.conf argument " + quoted(arg) +
-                      " is not key=value; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate, preflight");
+                      " is not key=value; " + kPlugstackKeys);
     const std::string key = arg.substr(0, eq);
     const std::string value = arg.substr(eq + 1);
     if (key == "profile_dir") {
@@ -152,6 +175,16 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf preflight=" + quoted(value) +
                         " must be the absolute path of the ddp-preflight program");
       config.preflight_program = value;
+    } else if (key == "node_facts_dir") {
+      if (value == "off") {
+        config.node_facts_dir.clear();
+      } else {
+        if (value.size() < 2 || value.front() != '/' || value.find_first_of(" \t\n") != std::string::npos)
+          throw PlanError("plugstack.conf node_facts_dir=" + quoted(value) +
+                          " must be an absolute directory path that only root may write "
+                          "(default /run/slurm-ddp), or off");
+        config.node_facts_dir = value;
+      }
     } else if (key == "activate") {
       if (value == "always")
         config.activation = Activation::Always;
@@ -161,10 +194,14 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf activate=" + quoted(value) +
                         " is not allowed; use on-request (only steps with a --ddp* option) or "
                         "always (every step with more than zero tasks)");
+    } else if (key == "monitor") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf monitor=" + quoted(value) +
+                        " must be the absolute path of the ddp-monitor program");
+      config.monitor_program = value;
     } else {
       throw PlanError("plugstack.conf argument " + quoted(key) +
-                      " is unknown; keys: profile_dir, default_profile, port_range, "
-                      "user_profiles, topology, activate, preflight");
+                      " is unknown; " + kPlugstackKeys);
     }
   }
   return config;

@@ -9,13 +9,18 @@
 #include <vector>
 
 #include "ddp/env_contract.hpp"
-#include "install_paths.hpp"  // kDefaultPreflightProgram
 #include "limits.hpp"  // kMaxNodes, kMaxGpusPerNode: the contract's, shared with cli_filter.lua
 #include "port.hpp"    // PortRange
 
 namespace ddp::plan {
 
 enum class Bind { Closest, None };
+
+// --ddp-monitor[=SECONDS|off]: sample the step's GPUs, CPUs and NICs (monitor/).
+struct MonitorRequest {
+  bool on = true;                    // off: not even when the profile enables it
+  std::optional<unsigned> interval;  // seconds; unset: the profile's, else the default
+};
 
 // The user's options. Every field stays unset until the user gives it, so the planner can tell
 // "asked for" from "default".
@@ -30,6 +35,7 @@ struct UserOptions {
   std::optional<contract::Backend> backend;
   std::optional<Bind> bind;
   bool verbose = false;
+  std::optional<MonitorRequest> monitor;
   std::optional<bool> preflight;  // --ddp-preflight[=yes|no]; unset: the profile decides
 };
 
@@ -42,6 +48,7 @@ inline constexpr const char* kOptPort = "ddp-port";
 inline constexpr const char* kOptBackend = "ddp-backend";
 inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
+inline constexpr const char* kOptMonitor = "ddp-monitor";
 inline constexpr const char* kOptPreflight = "ddp-preflight";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
@@ -65,7 +72,11 @@ struct PlugstackConfig {
   bool user_profiles = false;
   std::optional<std::string> topology_xml;
   Activation activation = Activation::OnRequest;
-  std::string preflight_program = kDefaultPreflightProgram;
+  // Where root keeps the node's topology between steps (node_facts_cache.hpp); "" = nowhere,
+  // hwloc on every step. /run is cleared at boot and writable by root alone.
+  std::string node_facts_dir = "/run/slurm-ddp";
+  std::optional<std::string> monitor_program;  // monitor=PATH; unset: the installed ddp-monitor
+  std::optional<std::string> preflight_program;  // preflight=PATH; unset: the installed ddp-preflight
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.

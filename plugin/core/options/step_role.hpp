@@ -32,7 +32,7 @@ enum class StepRole { Ddp, Plain };
 
 // Which of the user's options srun saw on its own command line (not inherited from the job).
 struct CommandLineOptions {
-  bool any_ddp = false;  // any --ddp* option except --ddp=off
+  bool any_ddp = false;  // any --ddp* option except --ddp=off, --ddp-verbose, --ddp-monitor
   bool nodes = false;    // --ddp-nodes
   bool gpus = false;     // --ddp-gpus
 };

@@ -76,6 +76,7 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   plan.facts = facts;
   plan.options = options;
   plan.profile = profile;
+  plan.monitor = plan_monitor(options, profile);
   // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
   plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
                      profile.host_suffix.value_or("");

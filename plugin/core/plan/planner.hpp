@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ddp/env_contract.hpp"
+#include "monitor_plan.hpp"
 #include "options.hpp"
 #include "placement.hpp"
 #include "profile.hpp"
@@ -30,6 +31,7 @@ struct StepPlan {
   ResolvedProfile profile;  // this node's view of the chosen profile (empty name: built-in)
   std::string master_addr;
   PortChoice port;
+  std::optional<MonitorPlan> monitor;  // --ddp-monitor, or the profile's monitor.enabled
 };
 
 struct TaskPlan {

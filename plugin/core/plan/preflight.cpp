@@ -20,7 +20,8 @@ std::optional<PreflightRun> plan_preflight(const StepPlan& step, const Plugstack
   PreflightRun run;
   run.timeout_s = p.timeout_s.value_or(kDefaultPreflightTimeout);
   // Each wait on the other ranks gets half: a rank that hangs is named before the task ends it.
-  run.argv = {config.preflight_program, "--timeout", std::to_string(run.timeout_s / 2)};
+  run.argv = {config.preflight_program.value_or(DDP_PREFLIGHT_PROGRAM), "--timeout",
+              std::to_string(run.timeout_s / 2)};
   const auto add = [&](const char* flag, const std::optional<double>& value) {
     if (value) run.argv.insert(run.argv.end(), {flag, text(*value)});
   };

@@ -15,7 +15,7 @@ namespace ddp::plan {
 inline constexpr unsigned kDefaultPreflightTimeout = 120;
 
 struct PreflightRun {
-  std::vector<std::string> argv;  // argv[0]: the program (plugstack.conf preflight=)
+  std::vector<std::string> argv;  // argv[0]: the program (plugstack.conf preflight=, else installed)
   unsigned timeout_s = kDefaultPreflightTimeout;  // then the task ends it
 };
 

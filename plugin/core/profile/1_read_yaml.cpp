@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "error.hpp"
 #include "parse.hpp"
@@ -108,37 +110,86 @@ bool valid_utf8(const std::string& s) {
   return true;
 }
 
-// Where a document's first node is. yaml-cpp 0.7's LoadAll never returns on a document that
-// starts with ',' (its parser hands out the same empty document again and again, and LoadAll
-// keeps them all until memory runs out), so read_document counts at most two documents with
-// this and loads the first on its own.
-class DocumentStart : public YAML::EventHandler {
+// What the parser saw of a document before it finished or failed: where its first node is, the
+// flow collections ('[', '{') still open, and the first quoted value that is never closed.
+// yaml-cpp 0.7 reports an unclosed '[' or '{' where it gave up (after the end of the file) and
+// takes an unclosed quote silently to the end of the file; the cause is where they were opened.
+// yaml-cpp 0.7's LoadAll never returns on a document that starts with ',' (its parser hands out
+// the same empty document again and again, and LoadAll keeps them all until memory runs out), so
+// read_document counts at most two documents with this and loads the first on its own.
+class DocumentEvents : public YAML::EventHandler {
  public:
+  explicit DocumentEvents(const std::string& text) : text_(text) {}
+
   YAML::Mark mark = YAML::Mark::null_mark();
+  std::vector<YAML::Mark> open_flows;  // innermost last
+  std::optional<YAML::Mark> unclosed_quote;
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t,
                 const std::string&) override {
     first(m);
+    // yaml-cpp tags quoted scalars "!" and marks them at their opening quote.
+    if (tag == "!" && !unclosed_quote && !quote_closes(m)) unclosed_quote = m;
   }
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    first(m);
+                       YAML::EmitterStyle::value style) override {
+    open(m, style);
   }
-  void OnSequenceEnd() override {}
+  void OnSequenceEnd() override { close(); }
   void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    first(m);
+                  YAML::EmitterStyle::value style) override {
+    open(m, style);
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { close(); }
+
+  // The opening character at a mark ("[", "{", "\"", "'").
+  std::string at(const YAML::Mark& m) const {
+    return m.pos >= 0 && static_cast<std::size_t>(m.pos) < text_.size()
+               ? text_.substr(static_cast<std::size_t>(m.pos), 1)
+               : "";
+  }
 
  private:
   void first(const YAML::Mark& m) {
     if (mark.is_null()) mark = m;
   }
+  // Block collections close by indentation; only flow ones are pushed, but every end pops, so
+  // the stack holds an entry (flow or not) per open collection.
+  void open(const YAML::Mark& m, YAML::EmitterStyle::value style) {
+    first(m);
+    const std::string c = at(m);
+    stack_.push_back(style == YAML::EmitterStyle::Flow && (c == "[" || c == "{"));
+    if (stack_.back()) open_flows.push_back(m);
+  }
+  void close() {
+    if (stack_.empty()) return;
+    if (stack_.back()) open_flows.pop_back();
+    stack_.pop_back();
+  }
+  // YAML's escapes: '' in single quotes, a backslash before any character in double quotes.
+  bool quote_closes(const YAML::Mark& m) const {
+    const std::string q = at(m);
+    if (q != "\"" && q != "'") return true;  // a tagged value: not a quote at the mark
+    for (std::size_t i = static_cast<std::size_t>(m.pos) + 1; i < text_.size(); ++i) {
+      if (q == "\"" && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == q[0]) {
+        if (q == "'" && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;
+          continue;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const std::string& text_;
+  std::vector<bool> stack_;
 };
 
 YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
@@ -151,6 +202,27 @@ YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
   return m;
 }
 
+[[noreturn]] void fail_unclosed(const std::string& path, const DocumentEvents& events,
+                                const YAML::Mark& opened) {
+  const std::string c = events.at(opened);
+  if (c == "[" || c == "{") {
+    const std::string closer = c == "[" ? "]" : "}";
+    const std::string what = c == "[" ? "list" : "map";
+    fail_file(position(path, opened),
+              "is not valid YAML: the '" + c + "' that opens this " + what +
+                  " is never closed (the file ends before its '" + closer + "')",
+              "close it with '" + closer + "' where the " + what +
+                  " ends, or quote the value if '" + c + "' is part of it");
+  }
+  const std::string quote = c == "'" ? "single quote (')" : "double quote (\")";
+  fail_file(position(path, opened),
+            "is not valid YAML: the " + quote +
+                " that opens this value is never closed (the file ends before its closing " + c +
+                ")",
+            "end the value with " + c +
+                "; inside it write a quote as '' in single quotes or \\\" in double quotes");
+}
+
 }  // namespace
 
 YAML::Node read_document(const std::string& path) {
@@ -160,14 +232,16 @@ YAML::Node read_document(const std::string& path) {
     fail_file(position(path, mark_of_offset(text, nul)), "holds a NUL byte; a profile is text",
               "save the file as plain UTF-8 text");
   std::vector<YAML::Mark> starts;  // of the first two documents
+  DocumentEvents first_doc(text);
   YAML::Node doc;
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
     for (int i = 0; i < 2; ++i) {
-      DocumentStart start;
-      if (!parser.HandleNextDocument(start)) break;
-      starts.push_back(start.mark);
+      DocumentEvents second_doc(text);
+      DocumentEvents& events = i == 0 ? first_doc : second_doc;
+      if (!parser.HandleNextDocument(events)) break;
+      starts.push_back(events.mark);
     }
     if (starts.size() == 2 && starts[0].pos == starts[1].pos) {
       const auto pos = static_cast<std::size_t>(std::max(starts[1].pos, 0));
@@ -175,12 +249,19 @@ YAML::Node read_document(const std::string& path) {
                 "is not valid YAML: " + quoted(text.substr(pos, 1)) + " cannot start a value",
                 "delete it, or write the list it belongs to in [...]");
     }
+    if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
     if (!starts.empty()) doc = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     fail_file(position(path, e.mark),
               "nests deeper than YAML is read here; a profile nests at most 5 levels",
               "flatten the value to what the profile schema allows");
   } catch (const YAML::Exception& e) {
+    // Running out of file inside a '[' or '{': the cause is where it was opened.
+    const bool unclosed_flow =
+        e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
+    if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
+    if (unclosed_flow && !first_doc.open_flows.empty())
+      fail_unclosed(path, first_doc, first_doc.open_flows.back());
     fail_file(position(path, e.mark), "is not valid YAML: " + e.msg,
               "correct the YAML at that point; quote values that hold ':', '#', '[', '{' or "
               "start with '*', '&', '!' or '%'");

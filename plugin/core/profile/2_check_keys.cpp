@@ -9,6 +9,7 @@
 #include "profile_detail.hpp"
 #include "profile_rules.hpp"
 #include "profile_yaml.hpp"
+#include "sampler_args.hpp"
 
 namespace ddp::plan::profile_detail {
 namespace {
@@ -188,6 +189,14 @@ void parse_preflight(const Field& f, PreflightSettings& p) {
   if (const auto x = find(e, "timeout_s")) p.timeout_s = static_cast<unsigned>(x->integer(10, 3600));
 }
 
+void parse_monitor(const Field& f, MonitorDefaults& m) {
+  const auto e = f.entries({"enabled", "interval", "dir"});
+  if (const auto x = find(e, "enabled")) m.enabled = x->boolean();
+  if (const auto x = find(e, "interval"))
+    m.interval = static_cast<unsigned>(x->integer(monitor::kMinInterval, monitor::kMaxInterval));
+  if (const auto x = find(e, "dir")) m.dir = checked(*x, profile_rules::monitor_dir);
+}
+
 NodeOverride parse_override(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"match", "network", "binding", "env"});
   const auto match = find(e, "match");
@@ -219,7 +228,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   const std::string stem = stem_of(path);
   const Field root = Field::root(path, profile_yaml::read_document(path));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
-                               "binding", "env", "preflight", "nodes"});
+                               "binding", "env", "preflight", "nodes", "monitor"});
   ProfileFile file;
   Profile& p = file.profile;
   p.files = {path};
@@ -239,6 +248,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   if (const auto x = find(e, "rendezvous")) parse_rendezvous(*x, p);
   if (const auto x = find(e, "preflight")) parse_preflight(*x, p.preflight);
   parse_settings(e, p.settings);
+  if (const auto x = find(e, "monitor")) parse_monitor(*x, p.monitor);
   if (const auto x = find(e, "nodes")) {
     file.has_nodes = true;
     for (const Field& item : x->items()) p.nodes.push_back(parse_override(item, listed));

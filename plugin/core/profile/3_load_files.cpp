@@ -50,6 +50,9 @@ Profile merged(Profile base, const ProfileFile& file) {
   profile_detail::apply_preflight(base.preflight, child.preflight);
   profile_detail::apply_settings(base.settings, child.settings);
   if (file.has_nodes) base.nodes = child.nodes;
+  if (child.monitor.enabled) base.monitor.enabled = child.monitor.enabled;
+  if (child.monitor.interval) base.monitor.interval = child.monitor.interval;
+  if (child.monitor.dir) base.monitor.dir = child.monitor.dir;
   return base;
 }
 

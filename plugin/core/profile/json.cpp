@@ -51,6 +51,12 @@ json binding_json(const std::optional<Bind>& bind) {
   return {{"cpus", or_null(bind, [](Bind b) { return b == Bind::Closest ? "closest" : "none"; })}};
 }
 
+json monitor_json(const MonitorDefaults& m) {
+  return {{"enabled", or_null(m.enabled, [](bool b) { return b; })},
+          {"interval", or_null(m.interval, [](unsigned i) { return i; })},
+          {"dir", or_null(m.dir, text)}};
+}
+
 void add_settings(json& j, const NodeSettings& s) {
   j["network"] = network_json(s.socket_interfaces, s.transport, s.hca, s.hca_list);
   j["binding"] = binding_json(s.bind);
@@ -73,6 +79,7 @@ json profile_to_json(const Profile& p) {
     add_settings(node, o.settings);
     j["nodes"].push_back(node);
   }
+  j["monitor"] = monitor_json(p.monitor);
   return j;
 }
 
@@ -89,6 +96,7 @@ json profile_to_json(const ResolvedProfile& r) {
   j["network"] = network_json(interfaces, r.transport, r.hca, r.hca_list);
   j["binding"] = binding_json(r.bind);
   j["env"] = env_json(r.env);
+  j["monitor"] = monitor_json(r.monitor);
   return j;
 }
 

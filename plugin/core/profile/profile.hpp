@@ -71,6 +71,13 @@ struct PreflightSettings {
   }
 };
 
+// `monitor:`, the site's defaults for --ddp-monitor. Not per node: one step samples alike.
+struct MonitorDefaults {
+  std::optional<bool> enabled;       // true: DDP steps are sampled without --ddp-monitor
+  std::optional<unsigned> interval;  // seconds
+  std::optional<std::string> dir;    // where the per-node files go; %u the user, %j the job id
+};
+
 // A profile with its `extends` chain already applied.
 struct Profile {
   std::string name;
@@ -82,6 +89,7 @@ struct Profile {
   PreflightSettings preflight;
   NodeSettings settings;
   std::vector<NodeOverride> nodes;  // first match wins
+  MonitorDefaults monitor;
 };
 
 // Reads DIR/NAME.yaml and the profiles it extends. NAME is a name, never a path.
@@ -123,6 +131,7 @@ struct ResolvedProfile {
   std::vector<std::string> hca_list;
   std::optional<Bind> bind;
   std::vector<ProfileVariable> env;  // profile order, each name once
+  MonitorDefaults monitor;
 };
 
 ResolvedProfile resolve_for_node(const Profile& profile, const std::string& hostname);

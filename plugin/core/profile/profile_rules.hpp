@@ -26,6 +26,9 @@ std::optional<Refusal> hca_entry(const std::string& entry);
 // Appended to a node name to give its fabric host name, e.g. "-ib".
 std::optional<Refusal> host_suffix(const std::string& suffix);
 
+// monitor.dir: an absolute directory, with %u (the user), %j (the job id) and %% only.
+std::optional<Refusal> monitor_dir(const std::string& dir);
+
 // A Slurm ClusterName.
 std::optional<Refusal> cluster_name(const std::string& name);
 

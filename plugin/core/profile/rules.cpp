@@ -5,7 +5,9 @@
 #include <string_view>
 
 #include "ddp/env_contract.hpp"
+#include "error.hpp"
 #include "names.hpp"
+#include "sampler_args.hpp"
 
 namespace ddp::plan::profile_rules {
 namespace {
@@ -89,6 +91,19 @@ std::optional<Refusal> host_suffix(const std::string& suffix) {
   if (!plain_name(suffix, 64))
     return Refusal{"is not a host name suffix; a suffix is 1-64 letters, digits, '_', '.' or '-'",
                    "write what turns a node name into its fabric host name, e.g. -ib"};
+  return std::nullopt;
+}
+
+std::optional<Refusal> monitor_dir(const std::string& dir) {
+  if (dir.empty() || dir.front() != '/')
+    return Refusal{"is not an absolute path",
+                   "write the directory from '/', e.g. /scratch/%u/ddp-monitor"};
+  try {
+    monitor::expand_dir(dir, "user", 0);  // the sampler's own reading of the pattern
+  } catch (const PlanError&) {
+    return Refusal{"holds a '%' other than %u (the user), %j (the job id) or %% (a '%')",
+                   "write %% for a literal '%'"};
+  }
   return std::nullopt;
 }
 

@@ -1,3 +1,5 @@
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -12,6 +14,16 @@ namespace {
 constexpr unsigned kMaxCpu = 65535;
 
 }  // namespace
+
+CpuList process_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CpuList cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
 
 std::string format_cpu_list(const CpuList& cpus) {
   CpuList sorted = cpus;

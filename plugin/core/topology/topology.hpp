@@ -12,6 +12,10 @@ namespace ddp::plan {
 // CPU numbers are the OS's (what sched_setaffinity and Cpus_allowed_list use), sorted ascending.
 using CpuList = std::vector<unsigned>;
 
+// The CPUs this process may run on (sched_getaffinity): in slurmstepd, the node or the step's
+// cgroup cpuset; empty when it cannot be read.
+CpuList process_affinity();
+
 // "0-3,8,10-11"; parse_cpu_list is its inverse (throws PlanError on junk, naming `what`).
 std::string format_cpu_list(const CpuList& cpus);
 CpuList parse_cpu_list(const std::string& what, const std::string& text);
@@ -62,7 +66,9 @@ struct Topology {
   std::string source;        // "live" or the XML path
   std::vector<Gpu> gpus;     // compute GPUs only (no BMC VGA, no NVSwitch), in PCI bus-id order
   std::vector<Nic> nics;     // in PCI bus-id order
-  CpuList cpus;              // every CPU the topology allows (hwloc_topology_get_allowed_cpuset)
+  // Live: every online CPU of the machine, whatever cpuset the loading process is in. From XML:
+  // the CPUs the export allows (hwloc_topology_get_allowed_cpuset).
+  CpuList cpus;
   // Each core's hardware threads (OS CPU numbers), cores in hwloc's tree order: socket by socket,
   // the order in which Slurm numbers a node's cores. Empty when hwloc does not show every core
   // (a cpuset hid some, or an XML was exported inside one): Slurm's core ids then cannot be mapped.

@@ -138,7 +138,17 @@ Topology load_topology(const std::optional<std::string>& xml_path) {
   // hwloc parses the file here already, so a broken file fails here or in the load below.
   if (xml_path && hwloc_topology_set_xml(raw, xml_path->c_str()) != 0)
     throw PlanError(xml_load_failure(*xml_path));
-  if (!xml_path) exclude_driver_components(raw);
+  if (!xml_path) {
+    exclude_driver_components(raw);
+    // The whole machine, not only what this process may run on: slurmstepd sits in the step's
+    // cpuset under task/cgroup with ConstrainCores=yes, and the node facts file made there serves
+    // every later step. Each step narrows the CPUs by its own grant and affinity (core_grant.hpp).
+#if HWLOC_API_VERSION >= 0x00020100
+    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+#else
+    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_WHOLE_SYSTEM);
+#endif
+  }
   if (hwloc_topology_load(raw) != 0) {
     const int err = errno;
     throw PlanError(xml_path ? xml_load_failure(*xml_path) : live_load_failure(err));
@@ -146,7 +156,10 @@ Topology load_topology(const std::optional<std::string>& xml_path) {
 
   Topology topo;
   topo.source = xml_path ? *xml_path : "live";
-  topo.cpus = hwloc_walk::cpus_of(hwloc_topology_get_allowed_cpuset(raw));
+  // An export made inside a cpuset knows only that cpuset's CPUs as allowed; a live load counts
+  // the machine's.
+  topo.cpus = hwloc_walk::cpus_of(xml_path ? hwloc_topology_get_allowed_cpuset(raw)
+                                           : hwloc_topology_get_topology_cpuset(raw));
   if (topo.cpus.empty())
     throw PlanError("topology " + quoted_path(topo.source) +
                     " allows no CPUs; check the cgroup cpuset of the step (or the XML's " +

@@ -1,0 +1,47 @@
+#include "control.hpp"
+
+#include <sstream>
+
+namespace ddp::monitor {
+
+std::string task_message(unsigned local, unsigned global, long pid) {
+  return "task " + std::to_string(local) + " " + std::to_string(global) + " " +
+         std::to_string(pid) + "\n";
+}
+
+std::string hello_message(long pid, std::uint64_t start_time) {
+  return "hello " + std::to_string(pid) + " " + std::to_string(start_time) + "\n";
+}
+
+std::optional<ControlMessage> parse_control(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string word;
+  if (!(in >> word)) return std::nullopt;
+  ControlMessage m;
+  if (word == "task") {
+    m.kind = ControlMessage::Kind::Task;
+    if (!(in >> m.local >> m.global >> m.pid) || m.pid <= 0 || m.local < 0 || m.global < 0)
+      return std::nullopt;
+  } else if (word == "sampler") {
+    m.kind = ControlMessage::Kind::Sampler;
+    if (!(in >> m.pid) || m.pid <= 0) return std::nullopt;
+  } else if (word == "hello") {
+    m.kind = ControlMessage::Kind::Hello;
+    if (!(in >> m.pid >> m.start_time) || m.pid <= 0) return std::nullopt;
+  } else if (word == "done") {
+    m.kind = ControlMessage::Kind::Done;
+  } else {
+    return std::nullopt;
+  }
+  return m;
+}
+
+std::optional<std::string> LineBuffer::next() {
+  const auto nl = pending_.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string line = pending_.substr(0, nl);
+  pending_.erase(0, nl + 1);
+  return line;
+}
+
+}  // namespace ddp::monitor
