@@ -6,6 +6,7 @@
 #   libddp0 / libddp            runtime    nodes that run libddp programs the LibTorch it was built against
 #   libddp-dev / libddp-devel   dev        where such programs are built  libddp0 of the same version, that LibTorch's -dev package
 #   ddp-cifar100                trainer    nodes that run the trainer     libddp0 of the same version
+#   ddp-preflight               preflight  nodes where --ddp-preflight runs libddp0 of the same version
 #
 # Slurm loads a SPANK plugin only if it was built for its own major.minor series
 # (src/common/plugin.c), so the plugin package names the series in its version (Debian revision
@@ -18,7 +19,7 @@
 # the others in a second (packaging/cpack-project.cmake.in):
 #   cmake --build build --target packages     -> build/packages/*.deb (and *.rpm)
 #   cpack -G DEB -D DDP_PACKAGES=plugin       the plugin package alone
-#   cpack -G DEB -D DDP_PACKAGES=runtime      libddp0, libddp-dev, ddp-cifar100
+#   cpack -G DEB -D DDP_PACKAGES=runtime      libddp0, libddp-dev, ddp-cifar100, ddp-preflight
 
 # "22.05" and "22.06" from "22.05.8": the series and the first version after it, for dependencies
 # that admit exactly one series. Empty when VERSION has no major.minor.
@@ -64,6 +65,9 @@ if(TARGET ddp)
 endif()
 if(TARGET ddp-cifar100)
   list(APPEND DDP_RUNTIME_COMPONENTS trainer)
+endif()
+if(TARGET ddp-preflight)
+  list(APPEND DDP_RUNTIME_COMPONENTS preflight)
 endif()
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/cpack-project.cmake)
 
@@ -162,7 +166,20 @@ per GPU (NCCL) or per CPU rank (Gloo), started by srun --ddp, torchrun or plain 
 cifar-synth writes synthetic data in the CIFAR-100 format.")
 set(CPACK_RPM_TRAINER_PACKAGE_SUMMARY "Reference CIFAR-100 WideResNet trainer on libddp")
 
-foreach(c PLUGIN RUNTIME DEV TRAINER)
+# Apart from the plugin package: it runs on libddp, hence LibTorch, which the plugin never needs.
+set(CPACK_DEBIAN_PREFLIGHT_PACKAGE_NAME ddp-preflight)
+set(CPACK_RPM_PREFLIGHT_PACKAGE_NAME ddp-preflight)
+set(CPACK_DEBIAN_PREFLIGHT_PACKAGE_SECTION admin)
+set(CPACK_COMPONENT_PREFLIGHT_DEPENDS runtime)
+set(CPACK_RPM_PREFLIGHT_PACKAGE_REQUIRES "libddp = %{version}-%{release}")
+set(CPACK_DEBIAN_PREFLIGHT_PACKAGE_SUGGESTS "slurm-spank-ddp")
+set(CPACK_DEBIAN_PREFLIGHT_DESCRIPTION "Checks a DDP step's nodes and links before training (ddp-preflight)
+ddp-preflight runs on every rank of a step (srun --ddp-preflight starts it before the program):
+the launch contract, the rendezvous, each rank's GPU and network interfaces, then all-reduce
+bandwidth and latency over all ranks and node pairs, naming the slowest node or link.")
+set(CPACK_RPM_PREFLIGHT_PACKAGE_SUMMARY "Checks a DDP step's nodes and links before training")
+
+foreach(c PLUGIN RUNTIME DEV TRAINER PREFLIGHT)
   set(CPACK_DEBIAN_${c}_PACKAGE_BREAKS "${_old_deb}")
   set(CPACK_DEBIAN_${c}_PACKAGE_REPLACES "${_old_deb}")
   set(CPACK_RPM_${c}_PACKAGE_OBSOLETES "${_old_rpm}")
@@ -221,7 +238,7 @@ include(CPack)
 
 # ------------------------------------------------------------------ cmake --target packages --
 
-# One run for the plugin, one for the runtime, its -dev and the trainer; .rpm too where rpmbuild is.
+# One run for the plugin, one for the runtime, its -dev, the trainer and the preflight; .rpm too where rpmbuild is.
 find_program(RPMBUILD_EXECUTABLE rpmbuild)
 mark_as_advanced(RPMBUILD_EXECUTABLE)
 set(_generators DEB)

@@ -58,6 +58,11 @@ struct spank_option spank_options[] = {
      ddp::spank::s("Sample GPUs, the tasks' CPU use and NIC bytes every SECONDS (default 10) "
                    "into a file per node; a summary per node and GPU ends the job's output."),
      ddp::spank::kOptional, 8, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptPreflight), ddp::spank::s("yes|no"),
+     ddp::spank::s("Before the program starts, check every rank and measure all-reduce "
+                   "bandwidth (ddp-preflight); the step fails when a check or a profile "
+                   "threshold fails."),
+     ddp::spank::kOptional, 9, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }
 
@@ -92,10 +97,12 @@ int on_option(int val, const char* optarg, int remote) {
   return guarded("option", [&] {
     if (val < 0 || static_cast<std::size_t>(val) >= kOptionCount) return -1;
     const char* name = spank_options[val].name;
+    // sbatch/salloc pass an option without its optional value on to srun as the text "(null)"
+    // (SLURM_SPANK__SLURM_SPANK_OPTION_...=(null)): that is no value, not a value.
+    const char* value = optarg && std::string_view(optarg) != "(null)" ? optarg : "";
     try {
-      if (spank_context() == S_CTX_LOCAL)
-        note_command_line(static_cast<std::size_t>(val), optarg ? optarg : "");
-      p::apply_user_option(state().options, name, optarg ? optarg : "");
+      if (spank_context() == S_CTX_LOCAL) note_command_line(static_cast<std::size_t>(val), value);
+      p::apply_user_option(state().options, name, value);
     } catch (const std::exception& e) {
       if (!remote) {
         // srun/sbatch/salloc stop here, before anything is submitted.

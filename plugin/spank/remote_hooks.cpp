@@ -10,6 +10,8 @@
 #include "error.hpp"
 #include "monitor_launch.hpp"
 #include "planner.hpp"
+#include "preflight.hpp"
+#include "preflight_runner.hpp"
 #include "profile_choice.hpp"
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
@@ -173,6 +175,12 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         tell_user(plan.summary());
       }
       if (task.local_id == 0) ddp::spank::start_monitor(sp, *s.step, gpus, placement);
+      // Last: the preflight sees the environment and CPUs the program will get.
+      if (const auto preflight = ddp::plan::plan_preflight(*s.step, s.config))
+        if (const auto failed = ddp::spank::run_preflight(sp, *preflight)) {
+          slurm_error("spank_ddp: %s", failed->c_str());
+          return -1;
+        }
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
       return -1;

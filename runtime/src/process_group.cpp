@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <set>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "torch_compat.hpp"
 #include "ddp/env_contract.hpp"
@@ -89,7 +92,7 @@ bool cuda_usable() {
 // The backend: asked for explicitly > the launcher's decision > what the machine can do. The
 // launcher's "nccl" on a node without usable CUDA (a CPU build of LibTorch) becomes Gloo with a
 // warning; an explicit request that cannot work is an error.
-c::Backend choose_backend(const Context& c, const ProcessGroupOptions& o) {
+c::Backend choose_backend(const Context& c, const ProcessGroupOptions& o, bool warn = true) {
   if (o.backend) {
     if (*o.backend == c::Backend::Nccl && !cuda_usable())
       throw Error("backend nccl needs CUDA, and this program's LibTorch has no usable CUDA/NCCL; "
@@ -97,7 +100,7 @@ c::Backend choose_backend(const Context& c, const ProcessGroupOptions& o) {
     return *o.backend;
   }
   if (c.backend == c::Backend::Nccl && !cuda_usable()) {
-    if (c.is_main())
+    if (c.is_main() && warn)
       std::cerr << "[ddp] warning: the launcher chose nccl (DDP_BACKEND), but this program has "
                    "no usable CUDA; using gloo\n";
     return c::Backend::Gloo;
@@ -135,22 +138,38 @@ c10::intrusive_ptr<compat::Backend> make_nccl(const Context& c,
 }
 #endif
 
+void check_device(const Context& c, c::Backend chosen) {
+  if (chosen == c::Backend::Nccl && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
+    throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
+                std::to_string(torch::cuda::device_count()) +
+                " CUDA device(s); give each node one task per GPU (--ddp-gpus)");
+}
+
 }  // namespace
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
   const EnvLookup env = o.env ? o.env : process_environment();
   o.rendezvous_timeout = env_seconds(env, c::kDdpRendezvousTimeout, o.rendezvous_timeout);
+  // Every check that needs no other rank comes first: failing one needs no rendezvous.
+  o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
+  o.peer_timeout = env_seconds(env, c::kDdpPeerTimeout, o.peer_timeout, true);
+  check_device(c, choose_backend(c, o, /*warn=*/false));
+  return create(Rendezvous::meet(c, o.rendezvous_timeout), o);
+}
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezvous>& rendezvous,
+                                                   ProcessGroupOptions o) {
+  if (!rendezvous) throw Error("ProcessGroup::create: no rendezvous");
+  const Context& c = rendezvous->context();
+  const EnvLookup env = o.env ? o.env : process_environment();
   o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
   o.peer_timeout = env_seconds(env, c::kDdpPeerTimeout, o.peer_timeout, true);
   const c::Backend chosen = choose_backend(c, o);
   const std::string backend = c::backend_name(chosen);
-  if (chosen == c::Backend::Nccl && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
-    throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
-                std::to_string(torch::cuda::device_count()) +
-                " CUDA device(s); give each node one task per GPU (--ddp-gpus)");
+  check_device(c, chosen);
 
   auto native = std::make_unique<Native>();
-  native->store = detail::rendezvous(c, o.rendezvous_timeout);
+  native->store = rendezvous->native_->store;
   try {
 #ifdef USE_C10D_NCCL
     if (chosen == c::Backend::Nccl) native->backend = make_nccl(c, native->store, o.timeout);
@@ -273,6 +292,40 @@ void ProcessGroup::shutdown() {
                 compat::message_of(e));
   }
   native_.reset();
+}
+
+std::shared_ptr<ProcessGroup> ProcessGroup::subgroup(const std::vector<int>& ranks,
+                                                   const std::string& name) {
+  const std::string what = "subgroup '" + name + "'";
+  if (!native_) throw Error(what + ": the process group was shut down");
+  std::set<int> seen;
+  int mine = -1;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const int r = ranks[i];
+    if (r < 0 || r >= context_.world_size || !seen.insert(r).second)
+      throw Error(what + ": rank " + std::to_string(r) + " is not a rank of the group or is listed twice");
+    if (r == context_.rank) mine = static_cast<int>(i);
+  }
+  if (mine < 0)
+    throw Error(what + ": rank " + std::to_string(context_.rank) +
+                " is not one of its ranks; only its members create a subgroup");
+  Context sub = context_;  // the same node and device; rank and size within the subgroup
+  sub.rank = mine;
+  sub.world_size = static_cast<int>(ranks.size());
+  auto native = std::make_unique<Native>();
+  native->store = c10::make_intrusive<c10d::PrefixStore>("ddp/group/" + name + "/", native_->store);
+  try {
+#ifdef USE_C10D_NCCL
+    if (device_.is_cuda()) native->backend = make_nccl(sub, native->store, timeout_);
+#endif
+    if (!native->backend) native->backend = make_gloo(sub, native->store, timeout_);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("cannot build the " + backend_name_ + " " + what + ": " + compat::message_of(e));
+  }
+  return std::shared_ptr<ProcessGroup>(
+      new ProcessGroup(sub, backend_name_, device_, std::move(native), timeout_));
 }
 
 }  // namespace ddp

@@ -11,6 +11,7 @@
 
 #include "torch_compat.hpp"
 #include "ddp/error.hpp"
+#include "contract_views.hpp"
 #include "local_host.hpp"
 
 namespace ddp::detail {
@@ -69,6 +70,39 @@ std::string missing_report(c10d::Store& store, const Context& c, std::chrono::mi
          "). Check that every task started, and the job's output of the missing ones";
 }
 
+constexpr auto kGrace = std::chrono::seconds(3);
+constexpr auto kPoll = std::chrono::milliseconds(20);
+constexpr const char* kVerdictKey = "ddp/verdict";
+constexpr const char* kFailedKey = "ddp/failed";
+
+std::string view_key(std::int64_t slot) { return "ddp/view/" + std::to_string(slot); }
+
+void set_text(c10d::Store& store, const std::string& key, const std::string& text) {
+  store.set(key, std::vector<std::uint8_t>(text.begin(), text.end()));
+}
+
+std::string get_text(c10d::Store& store, const std::string& key) {
+  const auto bytes = store.get(key);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// Not rank 0: rank 0's verdict that the rendezvous failed, if it gave one, as this rank's error.
+void hear_failure(c10d::Store& store) {
+  if (!store.check({kFailedKey})) return;
+  store.add("ddp/acks", 1);
+  throw Error(get_text(store, kFailedKey));
+}
+
+// Rank 0: the verdict for every rank, served until every rank that arrived has read it (or the
+// grace ends).
+void tell_everyone(c10d::Store& store, const std::string& report) {
+  set_text(store, kFailedKey, report);
+  const auto arrived = store.add("ddp/arrivals", 0);
+  const auto until = std::chrono::steady_clock::now() + kGrace;
+  while (store.add("ddp/acks", 0) < arrived - 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(kPoll);
+}
+
 }  // namespace
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -83,9 +117,9 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
   auto store = connect(c, timeout);
   // Rank 0 serves the store and decides the time-out; the others wait a little longer so that
   // they hear its verdict (which ranks are missing) instead of only seeing the store vanish.
-  constexpr auto kGrace = std::chrono::seconds(3);
   const auto deadline = std::chrono::steady_clock::now() + timeout + (c.rank == 0 ? 0s : kGrace);
   const std::string host = this_host(c);
+  const RankView mine = view_of(c, host);
   try {
     store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
     // The server's first answer: it proves that a rendezvous store, not some other program,
@@ -100,26 +134,43 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
                 "or rank 0 stopped");
   }
   try {
+    // A slot per arriving task, not per RANK: two tasks that claim one RANK both leave a view.
+    const auto slot = store->add("ddp/slots", 1);
+    set_text(*store, view_key(slot), encode_view(mine));
     store->add("ddp/arrivals", 1);
     while (store->add("ddp/arrivals", 0) < c.world_size) {
-      if (c.rank != 0 && store->check({"ddp/failed"})) {
-        store->add("ddp/acks", 1);
-        const auto m = store->get("ddp/failed");
-        throw Error(std::string(m.begin(), m.end()));
-      }
+      if (c.rank != 0) hear_failure(*store);
       if (std::chrono::steady_clock::now() >= deadline) {
         const std::string report = missing_report(*store, c, timeout);
-        if (c.rank == 0) {
-          store->set("ddp/failed", std::vector<std::uint8_t>(report.begin(), report.end()));
-          // Keep serving until every rank that arrived has read the verdict (or the grace ends).
-          const auto arrived = store->add("ddp/arrivals", 0);
-          const auto until = std::chrono::steady_clock::now() + kGrace;
-          while (store->add("ddp/acks", 0) < arrived - 1 && std::chrono::steady_clock::now() < until)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
+        if (c.rank == 0) tell_everyone(*store, report);
         throw Error(report);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(kPoll);
+    }
+    if (c.rank == 0) {
+      std::vector<RankView> views;
+      const auto slots = store->add("ddp/slots", 0);
+      for (std::int64_t s = 1; s <= slots; ++s)
+        if (const auto v = decode_view(get_text(*store, view_key(s)))) views.push_back(*v);
+      if (const auto problem = contract_disagreement(views)) {
+        tell_everyone(*store, *problem);
+        throw Error(*problem);
+      }
+      set_text(*store, kVerdictKey, encode_view(mine));
+    } else {
+      for (;;) {
+        hear_failure(*store);
+        if (store->check({kVerdictKey})) break;
+        if (std::chrono::steady_clock::now() >= deadline)
+          throw Error("rank " + std::to_string(c.rank) + " on " + host +
+                      ": every rank arrived at the rendezvous " + where(c) + ", but rank 0 gave no "
+                      "verdict within " + seconds_text(timeout) + " s; rank 0 probably stopped");
+        std::this_thread::sleep_for(kPoll);
+      }
+      // Rank 0 compared the views it saw; one that arrived after its count was complete (this
+      // rank counts to another WORLD_SIZE) is compared here.
+      if (const auto first = decode_view(get_text(*store, kVerdictKey)))
+        if (const auto problem = step_difference(*first, mine)) throw Error(*problem);
     }
   } catch (const Error&) {
     throw;
@@ -131,3 +182,99 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
 }
 
 }  // namespace ddp::detail
+
+namespace ddp {
+namespace {
+
+using detail::get_text;
+using detail::set_text;
+
+// Which ranks have not left `key_of(rank)` in the store, for the time-out message.
+template <class KeyOf>
+std::string absent(c10d::Store& store, int world_size, KeyOf key_of) {
+  std::string out;
+  for (int r = 0; r < world_size; ++r)
+    if (!store.check({key_of(r)})) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
+Rendezvous::Rendezvous(const Context& context, std::string host, std::unique_ptr<Native> native)
+    : context_(context), host_(std::move(host)), native_(std::move(native)) {}
+
+Rendezvous::~Rendezvous() = default;
+
+std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
+                                             std::chrono::milliseconds timeout) {
+  auto native = std::make_unique<Native>();
+  native->store = detail::rendezvous(context, timeout);
+  return std::shared_ptr<Rendezvous>(
+      new Rendezvous(context, detail::this_host(context), std::move(native)));
+}
+
+std::vector<std::string> Rendezvous::all_gather(const std::string& text,
+                                                std::chrono::milliseconds timeout) {
+  const std::string prefix = "ddp/gather/" + std::to_string(++round_) + "/";
+  const auto key_of = [&](int r) { return prefix + std::to_string(r); };
+  auto& store = *native_->store;
+  std::vector<std::string> keys;
+  for (int r = 0; r < context_.world_size; ++r) keys.push_back(key_of(r));
+  try {
+    set_text(store, key_of(context_.rank), text);
+    try {
+      store.wait(keys, timeout);
+    } catch (const std::exception&) {
+      throw Error("rank(s) " + absent(store, context_.world_size, key_of) + " of " +
+                  std::to_string(context_.world_size) + " did not answer within " +
+                  detail::seconds_text(timeout) + " s: they ended or hang (their own output says why)");
+    }
+    std::vector<std::string> out;
+    for (const auto& key : keys) out.push_back(get_text(store, key));
+    return out;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("lost the rendezvous store while exchanging with the other ranks: " +
+                compat::message_of(e) + ". Rank 0 (which serves it) probably ended");
+  }
+}
+
+std::string Rendezvous::broadcast(const std::string& text, std::chrono::milliseconds timeout) {
+  const std::string key = "ddp/broadcast/" + std::to_string(++round_);
+  auto& store = *native_->store;
+  try {
+    if (context_.rank == 0) {
+      set_text(store, key, text);
+      return text;
+    }
+    try {
+      store.wait({key}, timeout);
+    } catch (const std::exception&) {
+      throw Error("rank 0 said nothing within " + detail::seconds_text(timeout) +
+                  " s: it ended or hangs (its own output says why)");
+    }
+    return get_text(store, key);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("lost the rendezvous store while waiting for rank 0: " + compat::message_of(e) +
+                ". Rank 0 (which serves it) probably ended");
+  }
+}
+
+void Rendezvous::finish(std::chrono::milliseconds timeout) {
+  auto& store = *native_->store;
+  try {
+    store.add("ddp/finished", 1);
+    if (context_.rank != 0) return;
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (store.add("ddp/finished", 0) < context_.world_size &&
+           std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(detail::kPoll);
+  } catch (const std::exception&) {
+    // Leaving anyway: rank 0 is gone, or the others are; there is nobody left to wait for.
+  }
+}
+
+}  // namespace ddp

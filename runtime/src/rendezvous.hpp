@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "ddp/context.hpp"
+#include "ddp/rendezvous.hpp"
 
 namespace ddp::detail {
 
@@ -21,3 +22,11 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
                                            std::chrono::milliseconds timeout);
 
 }  // namespace ddp::detail
+
+namespace ddp {
+
+struct Rendezvous::Native {
+  c10::intrusive_ptr<c10d::Store> store;
+};
+
+}  // namespace ddp

@@ -5,7 +5,7 @@
 # machine:
 #   1. the plugin package ALONE: its dependencies reach no Torch package; dpkg -i; the test
 #      cluster comes up from its installed plugstack.conf.d snippet and cli_filter, as they are;
-#   2. the runtime, -dev and trainer packages: dpkg -i; the cluster integration tests run against
+#   2. the runtime, -dev, trainer and preflight packages: dpkg -i; the cluster integration tests run against
 #      the INSTALLED plugin, profiles, cli_filter, ddp-plan and trainer; tests/package/consumer is
 #      built against the installed libddp (CMake find_package and pkg-config) and run;
 #   3. dpkg -r keeps only the plugin's conffiles, dpkg --purge leaves nothing.
@@ -93,7 +93,7 @@ for p in "${OURS[@]}" "$OLD_PKG"; do
     fail "$p is on this machine already; this test installs and removes the packages, so remove it first: dpkg --purge $p"
 done
 if ((have_runtime)); then
-  ((${#runtime_debs[@]} == 3)) || fail "expected 3 packages beside the plugin's (runtime, -dev, trainer): ${runtime_debs[*]}"
+  ((${#runtime_debs[@]} == 4)) || fail "expected 4 packages beside the plugin's (runtime, -dev, trainer, preflight): ${runtime_debs[*]}"
 else
   ((${#runtime_debs[@]} == 0)) || fail "no libddp was built, yet there are packages beside the plugin's: ${runtime_debs[*]}"
 fi
@@ -179,7 +179,9 @@ if ((have_runtime)); then
   [ "$(wc -w <<<"$runtime_pkg")" = 1 ] || fail "not one package holds libddp.so.N: $runtime_pkg"
   dev_pkg=$(holder '/include/ddp/context\.hpp$')
   trainer_pkg=$(holder '/bin/ddp-cifar100$')
-  [ -n "$dev_pkg" ] && [ -n "$trainer_pkg" ] || fail "no package holds the headers, or ddp-cifar100"
+  preflight_pkg=$(holder '/bin/ddp-preflight$')
+  [ -n "$dev_pkg" ] && [ -n "$trainer_pkg" ] && [ -n "$preflight_pkg" ] ||
+    fail "no package holds the headers, ddp-cifar100 or ddp-preflight"
   soname=$(readelf -d "$BUILD_DIR/runtime/libddp.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
   [ "$runtime_pkg" = "libddp${soname#libddp.so.}" ] || fail "the runtime package $runtime_pkg is not named after its SONAME $soname"
   runtime_version=$(field "$(deb_of "$runtime_pkg")" Version)
@@ -205,7 +207,7 @@ if ((have_runtime)); then
       fail "$(basename "$deb") depends on Slurm, hwloc or yaml-cpp: $(field "$deb" Depends)"
     fi
   done
-  for p in "$dev_pkg" "$trainer_pkg"; do
+  for p in "$dev_pkg" "$trainer_pkg" "$preflight_pkg"; do
     [[ $(field "$(deb_of "$p")" Depends) == *"$runtime_pkg (= $runtime_version)"* ]] ||
       fail "$p does not depend on $runtime_pkg (= $runtime_version): $(field "$(deb_of "$p")" Depends)"
   done
@@ -329,9 +331,9 @@ out=$("$ROOT/tests/cluster/run.sh" sbatch --ddp-nodes=0 "$WORK/job.sh" 2>&1) && 
 # --------------------------------------------------- 2. runtime, -dev, trainer: the cluster tests --
 
 if ((have_runtime)); then
-  step "the runtime, -dev and trainer packages: dpkg -i"
+  step "the runtime, -dev, trainer and preflight packages: dpkg -i"
   install_debs "${runtime_debs[@]}"
-  for p in "$runtime_pkg" "$dev_pkg" "$trainer_pkg"; do
+  for p in "$runtime_pkg" "$dev_pkg" "$trainer_pkg" "$preflight_pkg"; do
     [ "$(dpkg-query -W -f='${Status}' "$p")" = "install ok installed" ] || { cat "$WORK/dpkg.log"; fail "$p not installed"; }
     dpkg -L "$p" | sort >"$WORK/installed.$p"
   done
@@ -343,6 +345,11 @@ if ((have_runtime)); then
   synth=$(installed '/bin/cifar-synth$')
   "$trainer" --help >/dev/null || fail "ddp-cifar100 --help"
   grep -qE '/man1/ddp-cifar100\.1\.gz$' "$WORK/installed.$trainer_pkg" || fail "ddp-cifar100 is installed without its man page"
+  # Where the installed plugin runs it from by default (no preflight= in the snippet).
+  preflight=$(installed '/bin/ddp-preflight$')
+  [ "$preflight" = /usr/bin/ddp-preflight ] || fail "ddp-preflight is not installed where the plugin runs it: '$preflight'"
+  "$preflight" --help >/dev/null || fail "ddp-preflight --help"
+  grep -qE '/man1/ddp-preflight\.1\.gz$' "$WORK/installed.$preflight_pkg" || fail "ddp-preflight is installed without its man page"
 fi
 
 # Man pages: installed, found by man, and free of groff warnings (as lintian checks them).
@@ -362,7 +369,8 @@ test_args=()
 worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
 [ -z "$worker" ] || test_args+=(-DDDP_TEST_WORKER_BIN="$worker")
 if ((have_runtime)); then
-  test_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth")
+  test_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth"
+    -DDDP_TEST_PREFLIGHT_BIN="$preflight")
 fi
 # The monitor test: the installed ddp-report, the sampler the installed plugin finds by itself
 # (DDP_TEST_MONITOR_BIN empty: no monitor= argument), and the build tree's fake NVML (not packaged).

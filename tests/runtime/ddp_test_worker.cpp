@@ -9,10 +9,12 @@
 
 #include <torch/torch.h>
 
+#include "ddp/allreduce_bench.hpp"
 #include "ddp/context.hpp"
 #include "ddp/error.hpp"
 #include "ddp/grad_sync.hpp"
 #include "ddp/process_group.hpp"
+#include "ddp/rendezvous.hpp"
 
 namespace {
 
@@ -121,6 +123,45 @@ int linger(const ddp::Context& ctx) {
   return 0;
 }
 
+// The rendezvous alone: texts gathered and broadcast through the store, no backend.
+int exchange(const ddp::Context& ctx) {
+  using namespace std::chrono_literals;
+  auto rdv = ddp::Rendezvous::meet(ctx, 4s);
+  const auto all = rdv->all_gather("r" + std::to_string(ctx.rank) + "@" + rdv->host(), 4s);
+  std::string joined;
+  for (const auto& t : all) joined += (joined.empty() ? "" : ",") + t.substr(0, t.find('@'));
+  const std::string word = rdv->broadcast(ctx.rank == 0 ? "from-zero" : "ignored", 4s);
+  rdv->finish(4s);
+  std::printf("rank %d gathered %s heard %s\n", ctx.rank, joined.c_str(), word.c_str());
+  return 0;
+}
+
+// The bandwidth sweep over all ranks, then over the subgroup of the first and the last rank
+// (the ranks between only watch), then a world collective again.
+int bench(const ddp::Context& ctx) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  ddp::AllreduceBenchOptions options;
+  options.max_bytes = 1 << 20;
+  options.budget = std::chrono::milliseconds(1500);
+  const auto all = ddp::measure_allreduce(*group, options);
+  std::printf("rank %d world ranks=%d sizes=%zu first=%zu last=%zu cut=%d\n", ctx.rank, all.ranks,
+              all.samples.size(), all.samples.front().bytes, all.samples.back().bytes,
+              all.cut_short ? 1 : 0);
+  const int last = ctx.world_size - 1;
+  if (ctx.rank == 0 || ctx.rank == last) {
+    auto pair = group->subgroup({0, last}, "ends");
+    const auto two = ddp::measure_allreduce(*pair, options);
+    const double sum = pair->sum({1.0}).front();
+    std::printf("rank %d pair ranks=%d sum=%.0f busbw=%s\n", ctx.rank, two.ranks, sum,
+                two.peak().busbw_gbps > 0 ? "positive" : "zero");
+    pair->shutdown();
+  }
+  const double mean_rank = group->mean(static_cast<double>(ctx.rank));
+  std::printf("rank %d after mean %.2f\n", ctx.rank, mean_rank);
+  group->shutdown();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,10 +171,12 @@ int main(int argc, char** argv) {
     if (scenario == "grads")
       return grads(ctx, std::strtoul(argv[2], nullptr, 10), std::string(argv[3]) == "1");
     if (scenario == "meet") return meet(ctx);
+    if (scenario == "exchange") return exchange(ctx);
+    if (scenario == "bench") return bench(ctx);
     if (scenario == "linger") return linger(ctx);
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | linger | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange | bench | linger | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

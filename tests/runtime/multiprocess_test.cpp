@@ -204,6 +204,56 @@ TEST(Rendezvous, APortInUseIsNamed) {
   EXPECT_LT(other.seconds, 4 + 5) << "the configured time-out is 4 s";
 }
 
+// Tasks of one step that were given different contracts: rank 0 compares what every rank
+// brought, and every rank ends at once with the same words, naming the variable and the ranks.
+TEST(Rendezvous, ADifferentWorldSizeIsNamedOnEveryRank) {
+  const int port = free_port();
+  std::vector<Worker> workers{spawn(0, 3, "127.0.0.1", port, {"meet"}),
+                              spawn(1, 3, "127.0.0.1", port, {"meet"}),
+                              spawn(2, 3, "127.0.0.1", port, {"meet"}, {{"WORLD_SIZE", "4"}})};
+  for (const auto& r : collect(workers)) {
+    EXPECT_EQ(r.status, 3) << r.output;
+    EXPECT_NE(r.output.find("the ranks disagree on the launch contract: rank 2 (on "), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(") has WORLD_SIZE=4, rank 0 (on "), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 4) << "found at the meeting, not by a time-out";
+  }
+}
+
+TEST(Rendezvous, ARankClaimedTwiceIsNamed) {
+  const int port = free_port();
+  std::vector<Worker> workers{spawn(0, 3, "127.0.0.1", port, {"meet"}),
+                              spawn(1, 3, "127.0.0.1", port, {"meet"}),
+                              spawn(1, 3, "127.0.0.1", port, {"meet"}, {{"LOCAL_RANK", "2"}})};
+  for (const auto& r : collect(workers)) {
+    EXPECT_EQ(r.status, 3) << r.output;
+    EXPECT_NE(r.output.find("RANK=1 is claimed by 2 tasks"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("no task has RANK=2"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Rendezvous, RanksExchangeTextsWithoutABackend) {
+  for (const auto& r : run_ranks(3, {"exchange"})) {
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("gathered r0,r1,r2 heard from-zero"), std::string::npos) << r.output;
+  }
+}
+
+// The bandwidth sweep on all ranks and on a subgroup of two, which the other rank stays out of.
+TEST(AllreduceBench, SweepsTheWorldAndASubgroup) {
+  const auto results = run_ranks(3, {"bench"});
+  for (std::size_t rank = 0; rank < results.size(); ++rank) {
+    const auto& r = results[rank];
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("world ranks=3 sizes="), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("first=8 "), std::string::npos) << r.output;
+    const bool member = rank != 1;
+    EXPECT_EQ(r.output.find("pair ranks=2 sum=2 busbw=positive") != std::string::npos, member)
+        << r.output;
+    EXPECT_NE(r.output.find("after mean 1.00"), std::string::npos) << r.output;
+  }
+}
+
 // A rank that goes away mid-training: every other rank ends non-zero, within the collective
 // time-out plus a few seconds, naming the lost rank and its node.
 class LostRank : public ::testing::TestWithParam<std::tuple<std::string, int>> {};

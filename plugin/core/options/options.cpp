@@ -108,6 +108,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.bind = parse_bind(value);
   } else if (name == kOptVerbose) {
     options.verbose = true;
+  } else if (name == kOptPreflight) {
+    options.preflight = value.empty() || parse_yes_no(opt(name), value);
   } else if (name == kOptMonitor) {
     options.monitor = parse_monitor(value);
   } else {
@@ -135,7 +137,7 @@ PortRange parse_port_range(std::string_view what, std::string_view text) {
 namespace {
 constexpr const char* kPlugstackKeys =
     "keys: profile_dir, default_profile, port_range, user_profiles, topology, activate, "
-    "node_facts_dir, monitor";
+    "node_facts_dir, monitor, preflight";
 }  // namespace
 
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
@@ -168,6 +170,11 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf topology=" + quoted(value) +
                         " must be an absolute path to an hwloc XML file");
       config.topology_xml = value;
+    } else if (key == "preflight") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf preflight=" + quoted(value) +
+                        " must be the absolute path of the ddp-preflight program");
+      config.preflight_program = value;
     } else if (key == "node_facts_dir") {
       if (value == "off") {
         config.node_facts_dir.clear();

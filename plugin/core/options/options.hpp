@@ -36,6 +36,7 @@ struct UserOptions {
   std::optional<Bind> bind;
   bool verbose = false;
   std::optional<MonitorRequest> monitor;
+  std::optional<bool> preflight;  // --ddp-preflight[=yes|no]; unset: the profile decides
 };
 
 // Names of the options as users type them (without the leading "--").
@@ -48,6 +49,7 @@ inline constexpr const char* kOptBackend = "ddp-backend";
 inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
 inline constexpr const char* kOptMonitor = "ddp-monitor";
+inline constexpr const char* kOptPreflight = "ddp-preflight";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
 inline constexpr const char* kDdpOff = "off";
@@ -74,6 +76,7 @@ struct PlugstackConfig {
   // hwloc on every step. /run is cleared at boot and writable by root alone.
   std::string node_facts_dir = "/run/slurm-ddp";
   std::optional<std::string> monitor_program;  // monitor=PATH; unset: the installed ddp-monitor
+  std::optional<std::string> preflight_program;  // preflight=PATH; unset: the installed ddp-preflight
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.

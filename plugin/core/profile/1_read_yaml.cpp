@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -332,6 +333,20 @@ unsigned long Field::integer(unsigned long min, unsigned long max) const {
     fail(key_ + "=" + quoted(s) + " is not a whole number in " + range,
          "write a plain number in " + range + ", without quotes, sign or unit");
   }
+}
+
+double Field::number(double min, double max) const {
+  const std::string s = text();
+  std::ostringstream range;
+  range << min << ".." << max;
+  // Decimal only: no sign, exponent, hex, inf or nan, which strtod would take.
+  const bool plain = !s.empty() && s.size() <= 32 && s.find_first_not_of("0123456789.") == std::string::npos &&
+                     s.find('.') == s.rfind('.') && s.front() != '.' && s.back() != '.';
+  const double value = plain ? std::strtod(s.c_str(), nullptr) : 0;
+  if (!plain || value < min || value > max)
+    fail(key_ + "=" + quoted(s) + " is not a number in " + range.str(),
+         "write a plain decimal number in " + range.str() + ", e.g. 2.5, without quotes, sign or unit");
+  return value;
 }
 
 bool Field::boolean() const {

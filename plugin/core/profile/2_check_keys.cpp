@@ -178,6 +178,17 @@ void parse_rendezvous(const Field& f, Profile& p) {
     p.host_suffix = checked(*x, profile_rules::host_suffix);
 }
 
+void parse_preflight(const Field& f, PreflightSettings& p) {
+  const auto e = f.entries(
+      {"enabled", "min_busbw_gbps", "max_latency_us", "min_fraction_of_median", "timeout_s"});
+  if (const auto x = find(e, "enabled")) p.enabled = x->boolean();
+  if (const auto x = find(e, "min_busbw_gbps")) p.min_busbw_gbps = x->number(0.000001, 1e6);
+  if (const auto x = find(e, "max_latency_us")) p.max_latency_us = x->number(0.001, 1e9);
+  if (const auto x = find(e, "min_fraction_of_median"))
+    p.min_fraction_of_median = x->number(0.000001, 1);
+  if (const auto x = find(e, "timeout_s")) p.timeout_s = static_cast<unsigned>(x->integer(10, 3600));
+}
+
 void parse_monitor(const Field& f, MonitorDefaults& m) {
   const auto e = f.entries({"enabled", "interval", "dir"});
   if (const auto x = find(e, "enabled")) m.enabled = x->boolean();
@@ -217,7 +228,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   const std::string stem = stem_of(path);
   const Field root = Field::root(path, profile_yaml::read_document(path));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
-                               "binding", "env", "nodes", "monitor"});
+                               "binding", "env", "preflight", "nodes", "monitor"});
   ProfileFile file;
   Profile& p = file.profile;
   p.files = {path};
@@ -235,6 +246,7 @@ ProfileFile parse_profile_file(const std::string& path) {
   std::uint64_t listed = 0;
   if (const auto x = find(e, "match")) p.match = parse_match(*x, listed);
   if (const auto x = find(e, "rendezvous")) parse_rendezvous(*x, p);
+  if (const auto x = find(e, "preflight")) parse_preflight(*x, p.preflight);
   parse_settings(e, p.settings);
   if (const auto x = find(e, "monitor")) parse_monitor(*x, p.monitor);
   if (const auto x = find(e, "nodes")) {

@@ -47,6 +47,7 @@ Profile merged(Profile base, const ProfileFile& file) {
   base.match = child.match;
   if (child.port_range) base.port_range = child.port_range;
   if (child.host_suffix) base.host_suffix = child.host_suffix;
+  profile_detail::apply_preflight(base.preflight, child.preflight);
   profile_detail::apply_settings(base.settings, child.settings);
   if (file.has_nodes) base.nodes = child.nodes;
   if (child.monitor.enabled) base.monitor.enabled = child.monitor.enabled;

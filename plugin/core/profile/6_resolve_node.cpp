@@ -45,6 +45,14 @@ void apply_settings(NodeSettings& base, const NodeSettings& over) {
   }
 }
 
+void apply_preflight(PreflightSettings& base, const PreflightSettings& over) {
+  if (over.enabled) base.enabled = over.enabled;
+  if (over.min_busbw_gbps) base.min_busbw_gbps = over.min_busbw_gbps;
+  if (over.max_latency_us) base.max_latency_us = over.max_latency_us;
+  if (over.min_fraction_of_median) base.min_fraction_of_median = over.min_fraction_of_median;
+  if (over.timeout_s) base.timeout_s = over.timeout_s;
+}
+
 void check_network(const NodeSettings& s, const std::string& where, const std::string& what) {
   if (!s.transport || *s.transport == Transport::Ib || !s.hca || *s.hca == HcaMode::None) return;
   throw PlanError(where + ": " + what + " combines network.transport: " +
@@ -61,6 +69,7 @@ ResolvedProfile resolve_for_node(const Profile& profile, const std::string& host
   r.files = profile.files;
   r.port_range = profile.port_range;
   r.host_suffix = profile.host_suffix;
+  r.preflight = profile.preflight;
   r.monitor = profile.monitor;
   NodeSettings s = profile.settings;
   for (const NodeOverride& o : profile.nodes) {

@@ -29,6 +29,15 @@ json rendezvous_json(const std::optional<PortRange>& range,
           {"host_suffix", or_null(host_suffix, text)}};
 }
 
+json preflight_json(const PreflightSettings& p) {
+  const auto num = [](double v) { return json(v); };
+  return {{"enabled", or_null(p.enabled, [](bool b) { return json(b); })},
+          {"min_busbw_gbps", or_null(p.min_busbw_gbps, num)},
+          {"max_latency_us", or_null(p.max_latency_us, num)},
+          {"min_fraction_of_median", or_null(p.min_fraction_of_median, num)},
+          {"timeout_s", or_null(p.timeout_s, [](unsigned v) { return json(v); })}};
+}
+
 json network_json(const std::optional<std::vector<std::string>>& interfaces,
                   const std::optional<Transport>& transport, const std::optional<HcaMode>& hca,
                   const std::vector<std::string>& hca_list) {
@@ -62,6 +71,7 @@ json profile_to_json(const Profile& p) {
                                : json{{"cluster", or_null(p.match.cluster, text)},
                                       {"nodes", or_null(p.match.nodes, text)}};
   j["rendezvous"] = rendezvous_json(p.port_range, p.host_suffix);
+  j["preflight"] = preflight_json(p.preflight);
   add_settings(j, p.settings);
   j["nodes"] = json::array();
   for (const NodeOverride& o : p.nodes) {
@@ -79,6 +89,7 @@ json profile_to_json(const ResolvedProfile& r) {
             {"files", r.files},
             {"node_override", or_null(r.node_override, text)}};
   j["rendezvous"] = rendezvous_json(r.port_range, r.host_suffix);
+  j["preflight"] = preflight_json(r.preflight);
   const auto interfaces = r.socket_interfaces.empty()
                               ? std::nullopt
                               : std::optional<std::vector<std::string>>(r.socket_interfaces);

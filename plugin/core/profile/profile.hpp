@@ -58,6 +58,19 @@ struct ProfileMatch {
   bool empty() const { return !cluster && !nodes; }
 };
 
+// `preflight:`: whether DDP steps run ddp-preflight before the program, and the limits the
+// measurements must meet. Step-wide (one verdict for all nodes), so not per node.
+struct PreflightSettings {
+  std::optional<bool> enabled;
+  std::optional<double> min_busbw_gbps;          // GB/s, nccl-tests' bus bandwidth
+  std::optional<double> max_latency_us;          // the smallest all-reduce, microseconds
+  std::optional<double> min_fraction_of_median;  // the slowest node against the median node
+  std::optional<unsigned> timeout_s;             // the whole preflight, at most
+  bool empty() const {
+    return !enabled && !min_busbw_gbps && !max_latency_us && !min_fraction_of_median && !timeout_s;
+  }
+};
+
 // `monitor:`, the site's defaults for --ddp-monitor. Not per node: one step samples alike.
 struct MonitorDefaults {
   std::optional<bool> enabled;       // true: DDP steps are sampled without --ddp-monitor
@@ -73,6 +86,7 @@ struct Profile {
   ProfileMatch match;
   std::optional<PortRange> port_range;
   std::optional<std::string> host_suffix;  // appended to MASTER_ADDR (the IB host name)
+  PreflightSettings preflight;
   NodeSettings settings;
   std::vector<NodeOverride> nodes;  // first match wins
   MonitorDefaults monitor;
@@ -110,6 +124,7 @@ struct ResolvedProfile {
   std::optional<std::string> node_override;  // "node02 in node[01-02] (FILE:LINE:COL)"
   std::optional<PortRange> port_range;
   std::optional<std::string> host_suffix;
+  PreflightSettings preflight;
   std::vector<std::string> socket_interfaces;  // preference order
   std::optional<Transport> transport;
   std::optional<HcaMode> hca;

@@ -25,6 +25,7 @@ Profile load_named(const std::string& dir, const std::string& name, const std::s
 // `over` wins field by field; env merges by name with `over` winning (a parent's variable keeps
 // its place, a new one goes last); hca_list travels with hca.
 void apply_settings(NodeSettings& base, const NodeSettings& over);
+void apply_preflight(PreflightSettings& base, const PreflightSettings& over);
 
 // An HCA choice only steers NCCL's own InfiniBand transport; with ofi or socket it would be
 // silently ignored, so the combination is refused where it ends up (after extends, per node).

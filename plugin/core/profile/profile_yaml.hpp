@@ -32,6 +32,7 @@ class Field {
   // Typed access: each fails naming the key, what was found, and what is allowed.
   std::string text() const;  // a scalar on one line, without NUL
   unsigned long integer(unsigned long min, unsigned long max) const;
+  double number(double min, double max) const;  // plain decimal: 12, 2.5
   bool boolean() const;              // true or false
   std::vector<Field> items() const;  // a list
   // A map's entries in file order; keys are scalars, each once, and one of `allowed` unless

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "ddp/context.hpp"
+#include "ddp/rendezvous.hpp"
 
 namespace ddp {
 
@@ -52,6 +53,9 @@ class ProcessGroup {
   // Rendezvous and build the group. Throws ddp::Error.
   static std::shared_ptr<ProcessGroup> create(const Context& context,
                                               ProcessGroupOptions options = {});
+  // The backend on ranks that have already met (options.rendezvous_timeout is not used).
+  static std::shared_ptr<ProcessGroup> create(const std::shared_ptr<Rendezvous>& rendezvous,
+                                              ProcessGroupOptions options = {});
   ~ProcessGroup();
 
   const Context& context() const { return context_; }
@@ -72,6 +76,12 @@ class ProcessGroup {
 
   // Waits for every rank to reach this point, then releases the backend. Idempotent.
   void shutdown();
+
+  // A group of some of the ranks, e.g. one per node for measuring the link between two nodes.
+  // `ranks` are global ranks, the subgroup's rank i is ranks[i]; this rank must be one of them.
+  // Only the members call it (with the same `ranks` and `name`, unique among the groups made
+  // over the job's life); its collectives involve them alone. Throws ddp::Error.
+  std::shared_ptr<ProcessGroup> subgroup(const std::vector<int>& ranks, const std::string& name);
 
   struct Native;  // the LibTorch objects, hidden from users of this header
 

@@ -1,0 +1,37 @@
+// What each rank tells rank 0 after its own checks, through the rendezvous store (one text per
+// rank), and rank 0's summary of all of them: one row per check for the table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checks.hpp"
+
+namespace ddp::preflight {
+
+struct RankReport {
+  int rank = 0;
+  int node_rank = 0;
+  std::string host;
+  std::string gpu_bus_id;  // cuda:LOCAL_RANK's, when the GPU check found one
+  std::vector<Check> checks;
+};
+
+std::string encode_report(const RankReport& report);
+// nullopt for text encode_report did not write.
+std::optional<RankReport> decode_report(const std::string& text);
+
+// One row per check over every rank: failed when any rank failed (naming rank and node), else ok
+// when any rank checked it, else skipped. Adds the check no rank can make alone: two ranks of a
+// node that drive the same GPU.
+std::vector<Check> summarise(const std::vector<RankReport>& reports);
+
+// Nodes by NODE_RANK, each with its lowest rank (the one that measures its links).
+struct NodeLeader {
+  std::string host;
+  int rank = 0;
+};
+std::vector<NodeLeader> node_leaders(const std::vector<RankReport>& reports);
+
+}  // namespace ddp::preflight

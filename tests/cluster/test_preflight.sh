@@ -1,0 +1,93 @@
+#!/bin/bash
+# --ddp-preflight on the real cluster, three nodes: a passing preflight prints its table and the
+# program then meets at the same MASTER_ADDR:MASTER_PORT; a link made slow on purpose (tc's tbf
+# rate limit on n3's interface, inside its network namespace) is named as the slowest node; a
+# profile threshold it misses fails the step before the program starts, saying which node to
+# exclude. The qdisc is removed and the two-node lab restored afterwards, also on failure.
+source "$(dirname "$0")/testlib.sh"
+source "$TESTS_DIR/lab-env.sh"
+PREFLIGHT=${DDP_PREFLIGHT_BIN:-}
+WORKER=${DDP_TEST_WORKER_BIN:-}
+[ -x "$PREFLIGHT" ] || { echo "SKIP: ddp-preflight not built"; exit 77; }
+[ -x "$WORKER" ] || { echo "SKIP: the libddp test worker is not built"; exit 77; }
+command -v tc >/dev/null || { echo "SKIP: tc (iproute2) missing"; exit 77; }
+
+mkdir -p "$WORK/profiles"
+# Thresholds between what the lab's veth links give (0.3-1 GB/s on 2 busy cores) and what a
+# 20 Mbit/s link gives (0.0025 GB/s).
+cat >"$WORK/profiles/lab-preflight.yaml" <<'YAML'
+name: lab-preflight
+description: the test cluster, with preflight limits its healthy links meet
+preflight: {enabled: true, min_busbw_gbps: 0.05, max_latency_us: 100000, timeout_s: 60}
+YAML
+chmod -R a+rX "$WORK/profiles"
+ns3=$LAB_NETNS_DIR/${LAB_NETNS_PREFIX}-n3
+slow_link_off() { [ -e "$ns3" ] && nsenter --net="$ns3" tc qdisc del dev eth0 root 2>/dev/null || true; }
+restore() {
+  slow_link_off
+  "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true
+}
+trap 'restore; rm -rf "$WORK"' EXIT
+LAB_NODES=3 DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }preflight=$PREFLIGHT profile_dir=$WORK/profiles" \
+  "$TESTS_DIR/up.sh" \
+  >/dev/null 2>&1 || fail "lab restart with three nodes"
+srun3() { timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 "$@" 2>&1; }
+
+# 1. Healthy links, the option given to sbatch (srun inherits it): the table, every check, and
+# the program after it on the same rendezvous.
+printf '#!/bin/bash\nsrun "%s" meet\n' "$WORKER" >"$WORK/job.sh"
+chmod +x "$WORK/job.sh"
+start=$(now)
+submitted=$("$RUN" sbatch --wait -N3 --ntasks-per-node=1 --ddp-preflight -o "$WORK/job.out" "$WORK/job.sh" 2>&1) ||
+  fail "passing preflight: $submitted $(cat "$WORK/job.out" 2>/dev/null)"
+took=$(elapsed "$start")
+out=$(cat "$WORK/job.out")
+echo "$out"
+for want in "ddp-preflight: 3 ranks on 3 node(s) (n1, n2, n3), gloo, rendezvous n1:" \
+  "contract    ok" "rendezvous  ok" "interfaces  ok      eth0" "all ranks" "n1 <-> n2" \
+  "n1 <-> n3" "n2 <-> n3" "slowest node (its best link): " "ddp-preflight: passed in"; do
+  expect_contains "$out" "$want" "passing preflight"
+done
+[ "$(grep -c 'met 3 ranks, mean rank 1.00' <<<"$out")" = 3 ] ||
+  fail "the program did not run on every rank after the preflight: $out"
+[ "$(grep -c '^ddp-preflight: 3 ranks' <<<"$out")" = 1 ] || fail "more than one table: $out"
+
+# 2. A check that fails stops the step before anything is measured: an interface the user named
+# that the nodes lack, and (with the stand-in CUDA driver, where built) GPUs that CUDA does not
+# see although Slurm gave them.
+cuda_env=()
+if [ -n "${DDP_FAKE_LIBCUDA:-}" ] && [ -e "$DDP_FAKE_LIBCUDA" ]; then
+  mkdir -p "$WORK/cuda" && ln -s "$DDP_FAKE_LIBCUDA" "$WORK/cuda/libcuda.so.1"
+  cuda_env=(LD_LIBRARY_PATH="$WORK/cuda" FAKE_CUDA_BUS_IDS=)
+fi
+out=$(env GLOO_SOCKET_IFNAME=eth9 "${cuda_env[@]}" timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 \
+  --gpus-per-node=1 --ddp-preflight true 2>&1) && fail "a failed check did not fail the step: $out"
+echo "$out"
+expect_contains "$out" "interfaces  FAILED  GLOO_SOCKET_IFNAME=eth9: no interface eth9 on this node (n1 rank 0, n2 rank 1, n3 rank 2)" \
+  "the interface check names rank, node and variable"
+[ ${#cuda_env[@]} = 0 ] || expect_contains "$out" "gpus        FAILED  CUDA_VISIBLE_DEVICES=0 names 1 GPU(s), but CUDA sees 0 (n1 rank 0, n2 rank 1, n3 rank 2)" \
+  "the GPU check compares Slurm's GPUs with the driver's"
+expect_contains "$out" "ddp-preflight: FAILED: a check failed on some rank (see the table); the step was stopped before measuring" \
+  "no measurement after a failed check"
+! grep -q "^ALL-REDUCE" <<<"$out" || fail "measured after a failed check: $out"
+
+# 3. n3's link at 20 Mbit/s: the report names n3 against the median.
+nsenter --net="$ns3" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kbit latency 400ms ||
+  fail "tc tbf on n3"
+out=$(srun3 --ddp-preflight true) || fail "preflight without thresholds failed: $out"
+echo "$out"
+expect_contains "$out" "slowest node (its best link): n3 at " "the slow node named"
+expect_contains "$(grep '^slowest node' <<<"$out")" "<- slow" "n3 marked slow against the median"
+
+# 4. The profile's threshold fails the step: no program, and the node to exclude.
+out=$(srun3 --ddp-profile=lab-preflight "$WORKER" meet) && fail "a missed threshold did not fail the step: $out"
+echo "$out"
+expect_contains "$out" "ddp-preflight: FAILED: " "rank 0's verdict"
+expect_contains "$out" "n1 <-> n3: bus bandwidth " "the slow link's number"
+expect_contains "$out" "is below min_busbw_gbps=0.05 (profile lab-preflight)" "the threshold and its origin"
+expect_contains "$out" "Fix: resubmit without it: sbatch --exclude=n3" "the node to exclude"
+expect_contains "$out" "spank_ddp: the preflight failed" "the plugin's own error"
+! grep -q "met 3 ranks" <<<"$out" || fail "the program started after a failed preflight: $out"
+slow_link_off
+"$RUN" srun -N3 -n3 true || fail "the cluster no longer runs steps"
+echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3"
