@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <future>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -27,6 +29,38 @@ std::string this_host(const Context& c) {
   return plan::local_host_name().value_or("this node");
 }
 
+// What a rank that reached MASTER_PORT but never heard a rendezvous store there is told.
+Error no_answer(const Context& c, const std::string& host, std::chrono::milliseconds timeout,
+                const std::string& detail) {
+  return Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
+               " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " +
+               seconds_text(timeout) + " s (" + detail +
+               "). Another program may hold that port (rank 0's own error then says it is in use: "
+               "choose another with --ddp-port or MASTER_PORT), or rank 0 stopped");
+}
+
+// A client's TCPStore constructor waits for the server's first answer (LibTorch 2.x pings it)
+// with no receive time-out: facing another program that holds MASTER_PORT and never answers, it
+// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out (the
+// constructor's own connect attempts end by then, with their own error); a thread still stuck
+// after that is left blocked on its socket, and the rank fails with the usual message.
+c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCPStoreOptions& options,
+                                               std::chrono::milliseconds timeout) {
+  using Result = std::promise<c10::intrusive_ptr<c10d::Store>>;
+  auto result = std::make_shared<Result>();
+  auto future = result->get_future();
+  std::thread([result, host = c.master_addr, options] {
+    try {
+      result->set_value(compat::make_tcp_store(host, options));
+    } catch (...) {
+      result->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout)
+    throw no_answer(c, this_host(c), timeout, "the store's first answer never came");
+  return future.get();
+}
+
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
@@ -35,7 +69,10 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   try {
-    return compat::make_tcp_store(c.master_addr, options);
+    if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
+    return connect_client(c, options, timeout);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     std::ostringstream msg;
     if (c.rank == 0)
@@ -93,11 +130,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     // which the add() below would wait forever on a listener that never answers.
     store->wait({arrival_key(c.rank)}, timeout);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
-                " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " + seconds_text(timeout) +
-                " s (" + compat::message_of(e) + "). Another program may hold that port (rank 0's "
-                "own error then says it is in use: choose another with --ddp-port or MASTER_PORT), "
-                "or rank 0 stopped");
+    throw no_answer(c, host, timeout, compat::message_of(e));
   }
   try {
     store->add("ddp/arrivals", 1);
