@@ -10,15 +10,25 @@ import torch.distributed as dist
 rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
 local_rank = int(os.environ["LOCAL_RANK"])
-try:
-    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
-except RuntimeError as e:
-    # Debian 13's torch 2.6 is built without libuv, yet its TCPStore asks for it by default; the
-    # documented switch to the classic store is USE_LIBUV=0 (libddp falls back the same way).
-    if "libuv" not in str(e):
-        raise
+
+
+def store_without_libuv_needed():
+    """Debian 13's torch 2.6 is built without libuv, yet its TCPStore asks for it by default; the
+    documented switch to the classic store is USE_LIBUV=0 (libddp falls back the same way). Asked
+    of a throwaway local store before init_process_group: retrying a failed init_process_group
+    instead leaves its first attempt behind, and the ranks then hang at the end."""
+    try:
+        dist.TCPStore("127.0.0.1", 0, 1, True, use_libuv=True)
+    except TypeError:  # a torch without the option (1.13): no libuv to ask for
+        return False
+    except RuntimeError as e:
+        return "libuv" in str(e)
+    return False
+
+
+if store_without_libuv_needed():
     os.environ["USE_LIBUV"] = "0"
-    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+dist.init_process_group("gloo", timeout=timedelta(seconds=60))
 assert dist.get_rank() == rank and dist.get_world_size() == world
 
 value = torch.tensor([float(rank + 1)])
