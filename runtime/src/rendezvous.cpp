@@ -1,6 +1,11 @@
 #include "rendezvous.hpp"
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <future>
 #include <memory>
@@ -39,11 +44,38 @@ Error no_answer(const Context& c, const std::string& host, std::chrono::millisec
                "choose another with --ddp-port or MASTER_PORT), or rank 0 stopped");
 }
 
+// Whether something accepts connections at MASTER_ADDR:MASTER_PORT now (within a second).
+bool someone_listens(const Context& c) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(c.master_addr.c_str(), std::to_string(c.master_port).c_str(), &hints, &found) != 0)
+    return false;
+  bool listens = false;
+  for (addrinfo* a = found; a != nullptr && !listens; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      listens = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t len = sizeof error;
+      listens = poll(&p, 1, 1000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 &&
+                error == 0;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return listens;
+}
+
 // A client's TCPStore constructor waits for the server's first answer (LibTorch 2.x pings it)
 // with no receive time-out: facing another program that holds MASTER_PORT and never answers, it
-// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out (the
-// constructor's own connect attempts end by then, with their own error); a thread still stuck
-// after that is left blocked on its socket, and the rank fails with the usual message.
+// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out. Then, if
+// something listens on the port, that is the silent program (a thread still stuck is left
+// blocked on its socket); if nothing does, the constructor's own connect attempts end soon after
+// (LibTorch retries once past the time-out) with their own error.
 c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCPStoreOptions& options,
                                                std::chrono::milliseconds timeout) {
   using Result = std::promise<c10::intrusive_ptr<c10d::Store>>;
@@ -56,7 +88,8 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
       result->set_exception(std::current_exception());
     }
   }).detach();
-  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout)
+  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout &&
+      (someone_listens(c) || future.wait_for(timeout) == std::future_status::timeout))
     throw no_answer(c, this_host(c), timeout, "the store's first answer never came");
   return future.get();
 }
