@@ -59,8 +59,9 @@ gcc -shared -fPIC -o "$stub/libcudnn.so.9" -Wl,-soname,libcudnn.so.9 \
 echo "$(wc -l <"$stub/symbols") cuDNN symbols"
 
 phase "configure and build libddp and ddp-cifar100 (scripts/setup.sh --cuda)"
-rm -rf "$BUILD_DIR"
-# CMake takes LDFLAGS as its initial linker flags.
+# CMake takes LDFLAGS as its initial linker flags, at the first configure (the stand-in's folder
+# is the same on every run, so a kept root rebuilds only what changed).
+grep -q -- "-rpath-link,$stub" "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || rm -rf "$BUILD_DIR"
 LDFLAGS="-Wl,-rpath-link,$stub" BUILD_TARGETS="ddp ddp-cifar100" bash scripts/setup.sh --cuda
 
 phase "what was built"
