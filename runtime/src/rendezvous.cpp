@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,10 +73,10 @@ bool someone_listens(const Context& c) {
 
 // A client's TCPStore constructor waits for the server's first answer (LibTorch 2.x pings it)
 // with no receive time-out: facing another program that holds MASTER_PORT and never answers, it
-// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out. Then, if
-// something listens on the port, that is the silent program (a thread still stuck is left
-// blocked on its socket); if nothing does, the constructor's own connect attempts end soon after
-// (LibTorch retries once past the time-out) with their own error.
+// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out (a thread
+// still stuck then is left blocked on its socket). Then, if something listens on the port, that
+// is the silent program; if nothing does, rank 0's store never came up there (LibTorch's own
+// connect attempts would end later: it retries once past the time-out).
 c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCPStoreOptions& options,
                                                std::chrono::milliseconds timeout) {
   using Result = std::promise<c10::intrusive_ptr<c10d::Store>>;
@@ -88,9 +89,11 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
       result->set_exception(std::current_exception());
     }
   }).detach();
-  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout &&
-      (someone_listens(c) || future.wait_for(timeout) == std::future_status::timeout))
-    throw no_answer(c, this_host(c), timeout, "the store's first answer never came");
+  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout) {
+    if (someone_listens(c))
+      throw no_answer(c, this_host(c), timeout, "the store's first answer never came");
+    throw std::runtime_error("nothing accepted a connection there");  // connect() says where
+  }
   return future.get();
 }
 
