@@ -75,8 +75,11 @@ echo "USE_C10D_NCCL: defined for libddp ($(grep -o -- '-DUSE_C10D_NCCL' "$BUILD_
 for f in "$lib" "$exe"; do
   echo
   echo "$(basename "$f"): NEEDED $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E 'torch|c10|cud|nccl' | tr '\n' ' ')"
-  if readelf -d "$f" | grep -E 'RPATH|RUNPATH' | grep -q "$stub"; then fail "$f keeps the link-time stand-in's folder"; fi
-  if readelf -d "$f" | grep -q 'NEEDED.*libcudnn'; then fail "$f needs libcudnn itself"; fi
+  # Whole outputs in variables: grep -q ends early, and under pipefail the writer's SIGPIPE would
+  # fail the check.
+  dynamic=$(readelf -d "$f")
+  if grep -E 'RPATH|RUNPATH' <<<"$dynamic" | grep -q "$stub"; then fail "$f keeps the link-time stand-in's folder"; fi
+  if grep -q 'NEEDED.*libcudnn' <<<"$dynamic"; then fail "$f needs libcudnn itself"; fi
   echo "$(basename "$f"): NCCL symbols it references (nm -D --undefined-only | c++filt | grep -i nccl):"
   nm -D --undefined-only "$f" | c++filt | grep -i nccl | sed 's/^ *U /  /' ||
     echo "  (none of its own: it creates its process group through libddp)"
@@ -87,10 +90,10 @@ echo "NCCL functions libtorch_cuda.so (which libddp's c10d::ProcessGroupNCCL liv
 nm -D --undefined-only --with-symbol-versions "$libtorch_cuda" | sed -n 's/^ *U \(nccl[A-Za-z]*\).*/\1/p' |
   sort -u | tr '\n' ' ' | fold -s -w 100 | sed 's/^/  /'
 echo
-nm -D --undefined-only "$lib" | c++filt | grep -q 'c10d::ProcessGroupNCCL::ProcessGroupNCCL' ||
+grep -q 'c10d::ProcessGroupNCCL::ProcessGroupNCCL' <<<"$(nm -D --undefined-only "$lib" | c++filt)" ||
   fail "libddp does not reference c10d::ProcessGroupNCCL: the NCCL path is not compiled in"
-readelf -d "$lib" | grep -q 'NEEDED.*libtorch_cuda' || fail "libddp does not need libtorch_cuda"
-readelf -d "$exe" | grep -q 'NEEDED.*libddp' || fail "ddp-cifar100 does not need libddp"
+grep -q 'NEEDED.*libtorch_cuda' <<<"$(readelf -d "$lib")" || fail "libddp does not need libtorch_cuda"
+grep -q 'NEEDED.*libddp' <<<"$(readelf -d "$exe")" || fail "ddp-cifar100 does not need libddp"
 
 echo
 echo "cuda check: $(. /etc/os-release && echo "$PRETTY_NAME"):" \
