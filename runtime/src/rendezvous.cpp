@@ -172,8 +172,9 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     store->add("ddp/arrivals", 1);
     while (store->add("ddp/arrivals", 0) < c.world_size) {
       if (c.rank != 0 && store->check({"ddp/failed"})) {
-        store->add("ddp/acks", 1);
+        // Read before acknowledging: rank 0 stops serving once every rank has acknowledged.
         const auto m = store->get("ddp/failed");
+        store->add("ddp/acks", 1);
         throw Error(std::string(m.begin(), m.end()));
       }
       if (std::chrono::steady_clock::now() >= deadline) {
