@@ -1,24 +1,59 @@
 #!/bin/bash
-# Installs the Debian 12 packages slurm-ddp needs and builds it into build/.
-#   sudo scripts/setup.sh            (idempotent; BUILD_DIR and BUILD_TYPE may be set)
+# Installs the Debian packages slurm-ddp needs (Debian 12 or 13) and builds it into build/.
+#   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE and BUILD_TARGETS may be set)
+#   sudo scripts/setup.sh --cuda     Debian 13: against the CUDA build of LibTorch (NCCL, CUDA 12)
+#   sudo scripts/setup.sh --no-build the packages only
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+BUILD_TARGETS=${BUILD_TARGETS:-all}
+
+cuda=0
+build=1
+for a in "$@"; do
+  case $a in
+    --cuda) cuda=1 ;;
+    --no-build) build=0 ;;
+    *) echo "usage: $0 [--cuda] [--no-build]" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  libslurm-dev slurmctld slurmd slurm-client munge   # Slurm 22.05: headers, libslurm, the lab
+  libslurm-dev slurmctld slurmd slurm-client munge   # Slurm: headers, libslurm, the lab
   libhwloc-dev hwloc libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libgloo-dev                                        # runtime: Gloo collectives
-  libtorch-dev python3-torch                         # LibTorch 1.13 (CPU) for libddp; torchrun-compatible test program
   libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
   zlib1g-dev                                         # ddp-report --png
   iproute2 util-linux procps                         # network namespaces for the test cluster
   file                                               # the monitor test names the PNG it checks
   scdoc rpm                                          # man pages; the package check also builds the .rpm
 )
+# The Slurm series and the LibTorch are the release's: a SPANK plugin loads only into the Slurm
+# series it was built for.
+release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+case $release in
+  bookworm)   # Debian 12: Slurm 22.05, LibTorch 1.13 (CPU), GCC 12
+    ((cuda == 0)) || { echo "setup: Debian 12 has no CUDA build of LibTorch; use Debian 13, or a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    # LibTorch and its Gloo for libddp; torchrun-compatible test program
+    PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
+    ;;
+  trixie)     # Debian 13: Slurm 24.11, LibTorch 2.6 (CPU, or CUDA 12.4 with NCCL 2.22), GCC 14
+    if ((cuda)); then
+      # contrib and non-free: libtorch-cuda-dev, libnccl-dev and the CUDA toolkit, whose nvcc
+      # Torch's CMake config calls (enable_language(CUDA)).
+      PACKAGES+=(libtorch-cuda-dev libgloo-cuda-dev libnccl-dev nvidia-cuda-toolkit python3-torch-cuda)
+    else
+      PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
+    fi
+    ;;
+  *)
+    echo "setup: Debian 12 (bookworm) or 13 (trixie) expected, this is '${release:-unknown}';" \
+      "install the packages above by hand, then: cmake -S . -B build && cmake --build build" >&2
+    exit 1
+    ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,10 +65,17 @@ if ((${#missing[@]})); then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  apt_options=(-y -qq)
+  # Debian 13's recommendations double the download (GDAL, LLVM, graphviz, Slurm's database and
+  # monitoring plugins; with --cuda NVIDIA's graphical profilers, gigabytes) and nothing here uses
+  # them: tests/platform/run.sh builds and tests in a root that has only this list.
+  [ "$release" = bookworm ] || apt_options+=(--no-install-recommends)
   apt-get update -qq
-  apt-get install -y -qq "${missing[@]}"
+  apt-get install "${apt_options[@]}" "${missing[@]}"
 fi
 
+((build)) || exit 0
 # Prefix /usr, as Debian packages it (multiarch libdir); tests/package/run.sh packages this tree.
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# shellcheck disable=SC2086 # BUILD_TARGETS is a list of words
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target $BUILD_TARGETS

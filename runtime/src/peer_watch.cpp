@@ -51,6 +51,7 @@ PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
   }
   neighbour_moved_ = Clock::now();
   thread_ = std::thread([this] { run(); });
+  guard_thread_ = std::thread([this] { guard(); });
 }
 
 PeerWatch::~PeerWatch() {
@@ -61,6 +62,12 @@ PeerWatch::~PeerWatch() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (!finished_) leave();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    guard_stop_ = true;
+  }
+  wake_.notify_all();
+  if (guard_thread_.joinable()) guard_thread_.join();
 }
 
 void PeerWatch::leave() {
@@ -72,34 +79,34 @@ void PeerWatch::leave() {
 }
 
 std::string PeerWatch::host_of(int rank) {
-  std::lock_guard<std::mutex> lock(store_mutex_);
+  Request request(*this);
   const std::string key = arrival_key(rank);
   return store_->check({key}) ? text(store_->get(key)) : std::string("an unknown node");
 }
 
 std::string PeerWatch::note_of(int rank) {
-  std::lock_guard<std::mutex> lock(store_mutex_);
+  Request request(*this);
   const std::string key = note_key(rank);
   return store_->check({key}) ? text(store_->get(key)) : std::string();
 }
 
 void PeerWatch::set_note_once(const std::string& note) {
-  std::lock_guard<std::mutex> lock(store_mutex_);
+  Request request(*this);
   // compareSet against "nothing yet": the first note a rank leaves is the true one (a victim that
   // then exits stays a victim).
   store_->compareSet(note_key(context_.rank), {}, bytes(note));
 }
 
 std::string PeerWatch::publish(const std::string& report) {
-  std::lock_guard<std::mutex> lock(store_mutex_);
+  Request request(*this);
   // The first rank to find a loss speaks for all, so every rank prints the same cause.
   return text(store_->compareSet(kLostKey, {}, bytes(report)));
 }
 
-std::string PeerWatch::rank0_lost(const std::exception& e) const {
+std::string PeerWatch::rank0_lost(const std::string& detail) const {
   return "lost contact with rank 0 of " + std::to_string(context_.world_size) + " (on " +
          rank0_host_ + "), which serves the rendezvous store: it ended, was killed, or its node or " +
-         "network failed (" + compat::message_of(e) + ")";
+         "network failed (" + detail + ")";
 }
 
 void PeerWatch::finish() {
@@ -126,6 +133,30 @@ void PeerWatch::run() {
     lock.unlock();
     tick();
     lock.lock();
+  }
+}
+
+PeerWatch::Request::Request(PeerWatch& watch) : watch_(watch), lock_(watch.store_mutex_) {
+  watch_.request_since_ = Clock::now().time_since_epoch().count();
+}
+
+PeerWatch::Request::~Request() { watch_.request_since_ = 0; }
+
+// The store's requests have no time-out of their own on LibTorch 2.x (1.13 armed one on the
+// connection's first wait): a frozen rank 0 would hang the beat, a census or a note forever. So
+// this thread times them, and ends the process once a loss is known and its grace is over,
+// whichever thread found it and wherever the others hang.
+void PeerWatch::guard() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!guard_stop_) {
+    wake_.wait_for(lock, options_.interval / 4, [this] { return guard_stop_; });
+    if (guard_stop_) break;
+    const auto since = request_since_.load();
+    if (!report_ && context_.rank != 0 && since != 0 &&
+        Clock::now() - Clock::time_point(Clock::duration(since)) >= store_timeout_) {
+      report_ = rank0_lost("no answer to a request within " + seconds_text(store_timeout_) + " s");
+      report_at_ = Clock::now();
+    }
     const auto grace = explained_ ? options_.explained_grace : options_.exit_grace;
     if (report_ && grace.count() > 0 && Clock::now() - report_at_ >= grace) {
       std::fprintf(stderr,
@@ -144,7 +175,7 @@ void PeerWatch::tick() {
   const auto started = Clock::now();
   try {
     {
-      std::lock_guard<std::mutex> lock(store_mutex_);
+      Request request(*this);
       store_->add(beat_key(context_.rank), 1);
       if (store_->check({kLostKey})) found = text(store_->get(kLostKey));
     }
@@ -154,7 +185,7 @@ void PeerWatch::tick() {
     if (!found && note_of(next).empty()) {
       std::int64_t beat = 0;
       {
-        std::lock_guard<std::mutex> lock(store_mutex_);
+        Request request(*this);
         beat = store_->add(beat_key(next), 0);
       }
       if (beat != neighbour_beat_) {
@@ -181,7 +212,7 @@ void PeerWatch::tick() {
     // collectives with it will hang. One that closed at once: rank 0's process ended; if the
     // others still need it their collectives fail by themselves, and if not nothing is wrong.
     if (Clock::now() - started >= store_timeout_ * 9 / 10)
-      found = rank0_lost(e);
+      found = rank0_lost(compat::message_of(e));
     else
       store_closed_ = true;
   }
@@ -195,7 +226,7 @@ void PeerWatch::tick() {
 
 std::vector<std::int64_t> PeerWatch::beats() {
   std::vector<std::int64_t> b(context_.world_size, 0);
-  std::lock_guard<std::mutex> lock(store_mutex_);
+  Request request(*this);
   for (int r = 0; r < context_.world_size; ++r)
     if (r != context_.rank) b[r] = store_->add(beat_key(r), 0);
   return b;
@@ -224,7 +255,7 @@ std::optional<std::string> PeerWatch::census() {
   const auto until = Clock::now() + options_.interval * 5 / 2;
   while (Clock::now() < until) {
     std::this_thread::sleep_for(options_.interval / 4);
-    std::lock_guard<std::mutex> lock(store_mutex_);
+    Request request(*this);
     if (store_->check({kLostKey})) return text(store_->get(kLostKey));
   }
   const auto silent_ranks = silent(before, beats());
@@ -253,7 +284,7 @@ std::optional<std::string> PeerWatch::explain() {
     set_note_once(kFailed);
     report = census();
   } catch (const std::exception& e) {
-    if (context_.rank != 0) report = rank0_lost(e);
+    if (context_.rank != 0) report = rank0_lost(compat::message_of(e));
   }
   if (report) {
     {
@@ -284,7 +315,7 @@ void PeerWatch::serve_verdict() {
         if (!note_of(r).empty()) continue;
         std::int64_t beat = 0;
         {
-          std::lock_guard<std::mutex> lock(store_mutex_);
+          Request request(*this);
           beat = store_->add(beat_key(r), 0);
         }
         if (beat != last[r]) {

@@ -7,6 +7,7 @@
 // a few requests per rank per second whatever the job size.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -54,7 +55,19 @@ class PeerWatch {
   void leave();
 
  private:
+  // One request on the store connection: holds it, and is timed by guard().
+  class Request {
+   public:
+    explicit Request(PeerWatch& watch);
+    ~Request();
+
+   private:
+    PeerWatch& watch_;
+    std::lock_guard<std::mutex> lock_;
+  };
+
   void run();
+  void guard();
   void tick();
   std::optional<std::string> census();
   std::vector<std::int64_t> beats();  // every other rank's beat counter now
@@ -67,7 +80,7 @@ class PeerWatch {
   std::string host_of(int rank);
   std::string note_of(int rank);
   void set_note_once(const std::string& note);
-  std::string rank0_lost(const std::exception& e) const;
+  std::string rank0_lost(const std::string& detail) const;
   std::string publish(const std::string& report);
 
   Context context_;
@@ -77,10 +90,12 @@ class PeerWatch {
   std::chrono::milliseconds store_timeout_{0};
   bool store_closed_ = false;  // the watch thread's own: rank 0's process ended
   std::mutex store_mutex_;  // one request at a time on the connection
+  std::atomic<std::chrono::steady_clock::rep> request_since_{0};  // 0: none in flight
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable wake_;
   bool stop_ = false;
+  bool guard_stop_ = false;  // the guard outlives finish(): a request there may hang too
   bool finished_ = false;
   bool explained_ = false;
   std::optional<std::string> report_;
@@ -90,6 +105,7 @@ class PeerWatch {
   std::vector<std::int64_t> silent_before_;  // a census the watch thread is taking, if not empty
   std::chrono::steady_clock::time_point silent_due_;
   std::thread thread_;
+  std::thread guard_thread_;
 };
 
 }  // namespace ddp::detail

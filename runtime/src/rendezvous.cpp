@@ -1,8 +1,16 @@
 #include "rendezvous.hpp"
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
+#include <future>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +36,68 @@ std::string this_host(const Context& c) {
   return plan::local_host_name().value_or("this node");
 }
 
+// What a rank that reached MASTER_PORT but never heard a rendezvous store there is told.
+Error no_answer(const Context& c, const std::string& host, std::chrono::milliseconds timeout,
+                const std::string& detail) {
+  return Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
+               " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " +
+               seconds_text(timeout) + " s (" + detail +
+               "). Another program may hold that port (rank 0's own error then says it is in use: "
+               "choose another with --ddp-port or MASTER_PORT), or rank 0 stopped");
+}
+
+// Whether something accepts connections at MASTER_ADDR:MASTER_PORT now (within a second).
+bool someone_listens(const Context& c) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(c.master_addr.c_str(), std::to_string(c.master_port).c_str(), &hints, &found) != 0)
+    return false;
+  bool listens = false;
+  for (addrinfo* a = found; a != nullptr && !listens; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      listens = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t len = sizeof error;
+      listens = poll(&p, 1, 1000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 &&
+                error == 0;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return listens;
+}
+
+// A client's TCPStore constructor waits for the server's first answer (LibTorch 2.x pings it)
+// with no receive time-out: facing another program that holds MASTER_PORT and never answers, it
+// never returns. So it runs on a thread of its own, awaited for the rendezvous time-out (a thread
+// still stuck then is left blocked on its socket). Then, if something listens on the port, that
+// is the silent program; if nothing does, rank 0's store never came up there (LibTorch's own
+// connect attempts would end later: it retries once past the time-out).
+c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCPStoreOptions& options,
+                                               std::chrono::milliseconds timeout) {
+  using Result = std::promise<c10::intrusive_ptr<c10d::Store>>;
+  auto result = std::make_shared<Result>();
+  auto future = result->get_future();
+  std::thread([result, host = c.master_addr, options] {
+    try {
+      result->set_value(compat::make_tcp_store(host, options));
+    } catch (...) {
+      result->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (future.wait_for(timeout + std::chrono::seconds(1)) == std::future_status::timeout) {
+    if (someone_listens(c))
+      throw no_answer(c, this_host(c), timeout, "the store's first answer never came");
+    throw std::runtime_error("nothing accepted a connection there");  // connect() says where
+  }
+  return future.get();
+}
+
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
@@ -36,7 +106,10 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   try {
-    return compat::make_tcp_store(c.master_addr, options);
+    if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
+    return connect_client(c, options, timeout);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     std::ostringstream msg;
     if (c.rank == 0)
@@ -89,8 +162,10 @@ std::string get_text(c10d::Store& store, const std::string& key) {
 // Not rank 0: rank 0's verdict that the rendezvous failed, if it gave one, as this rank's error.
 void hear_failure(c10d::Store& store) {
   if (!store.check({kFailedKey})) return;
+  // Read before acknowledging: rank 0 stops serving once every rank has acknowledged.
+  std::string verdict = get_text(store, kFailedKey);
   store.add("ddp/acks", 1);
-  throw Error(get_text(store, kFailedKey));
+  throw Error(verdict);
 }
 
 // Rank 0: the verdict for every rank, served until every rank that arrived has read it (or the
@@ -127,11 +202,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     // which the add() below would wait forever on a listener that never answers.
     store->wait({arrival_key(c.rank)}, timeout);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(c.rank) + " on " + host + " reached " + where(c) +
-                " (MASTER_ADDR:MASTER_PORT) but got no rendezvous answer within " + seconds_text(timeout) +
-                " s (" + compat::message_of(e) + "). Another program may hold that port (rank 0's "
-                "own error then says it is in use: choose another with --ddp-port or MASTER_PORT), "
-                "or rank 0 stopped");
+    throw no_answer(c, host, timeout, compat::message_of(e));
   }
   try {
     // A slot per arriving task, not per RANK: two tasks that claim one RANK both leave a view.

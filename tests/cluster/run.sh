@@ -50,10 +50,12 @@ fi
 # A node's UTS and mount namespaces exist only as long as a process holds
 # them: enter those of the node's slurmd (slurmctld's for ctl). --wd keeps the
 # caller's cwd: the mount namespace is a copy, so the same paths exist there.
+# --root takes the daemon's root too: in a chroot (tests/platform) entering the
+# mount namespace alone would land at the namespace's real / instead.
 if [[ $node == "$LAB_CTL_NAME" ]]; then
     holder=slurmctld
 else
     holder=slurmd-$node
 fi
 pid=$(lab_pid_of "$holder") || lab_die "no running $holder in the lab (node '$node')"
-exec nsenter --target="$pid" --net --uts --mount --wd="$PWD" -- env SLURM_CONF="$SLURM_CONF" "${client_env[@]}" "$@"
+exec nsenter --target="$pid" --net --uts --mount --root --wd="$PWD" -- env SLURM_CONF="$SLURM_CONF" "${client_env[@]}" "$@"

@@ -54,7 +54,11 @@ int grads(const ddp::Context& ctx, std::size_t bucket_bytes, bool overlap) {
     const auto y = torch::randint(0, 10, {kPerRank * ctx.world_size}, torch::kLong);
     const auto mine = torch::indexing::Slice(ctx.rank * kPerRank, (ctx.rank + 1) * kPerRank);
 
-    opt.zero_grad();
+    // In place, as GradientSynchronizer asks (and ddp-cifar100's Sgd does): torch::optim's
+    // zero_grad() zeroes in place on LibTorch 1.13 but drops the gradients on 2.x
+    // (set_to_none=true), which would cost a copy into the buckets every step.
+    for (auto& p : model->parameters())
+      if (p.grad().defined()) p.grad().zero_();
     torch::nn::functional::cross_entropy(model->forward(x.index({mine})), y.index({mine})).backward();
     sync.finish();
     ref_opt.zero_grad();

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Builds slurm-ddp and tests it on another Debian release, in a root made with debootstrap from the
+# Debian registry:
+#
+#   sudo tests/platform/run.sh trixie          Debian 13: Slurm 24.11, LibTorch 2.6 (CPU), GCC 14:
+#                                              the README's set-up and the WHOLE CTest suite, the
+#                                              real 2-node Slurm cluster included
+#   sudo tests/platform/run.sh trixie --cuda   the CUDA build check: libddp and ddp-cifar100
+#                                              against libtorch-cuda-dev 2.6, NCCL 2.22, CUDA 12.4
+#                                              (build and link only: no GPU needed)
+#
+# The sources are this checkout's tracked and unignored files, copied into the root, so what runs is
+# what a clean clone holds. Each root is kept under $DDP_PLATFORM_CACHE (default
+# /var/cache/slurm-ddp-platform) and reused while its recipe is unchanged: a minbase root made by
+# debootstrap ($suite-base), copied into one root per check ($suite for the suite, $suite-cuda for
+# the CUDA build: libtorch-cuda-dev and libtorch-dev cannot be installed together).
+# DDP_PLATFORM_FRESH=1 makes them again (CI does: nothing cached). The packages apt downloads are
+# kept in one folder both roots share. Nothing of a root touches this machine's /run, /tmp,
+# hostname or mounts: it runs in a private mount and UTS namespace (enter.sh), so its test cluster
+# is its own and needs no lock against the host's.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CACHE=${DDP_PLATFORM_CACHE:-/var/cache/slurm-ddp-platform}
+MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
+
+step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
+fail() { echo "platform: $*" >&2; exit 1; }
+usage() { echo "usage: $0 trixie [--cuda]" >&2; exit 2; }
+
+(($# >= 1)) || usage
+platform=$1
+shift
+cuda=0
+for a in "$@"; do
+  case $a in
+    --cuda) cuda=1 ;;
+    *) usage ;;
+  esac
+done
+case $platform in
+  trixie) suite=trixie ;;
+  *) fail "unknown platform '$platform'; known: trixie" ;;
+esac
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot, the test cluster): sudo $0 $platform"
+[ -d "$REPO/.git" ] || [ -f "$REPO/.git" ] || fail "$REPO is not a git checkout: the sources copied are git's"
+mkdir -p "$CACHE"
+
+# debootstrap as Debian ships it, without installing it on this machine: unpacked from its package.
+debootstrap=(debootstrap)
+if ! command -v debootstrap >/dev/null; then
+  tools=$CACHE/tools
+  if [ ! -x "$tools/usr/sbin/debootstrap" ]; then
+    step "fetch debootstrap (apt-get download; unpacked in $tools, not installed)"
+    rm -rf "$tools" && mkdir -p "$tools/deb"
+    (cd "$tools/deb" && apt-get download -qq -o APT::Sandbox::User=root debootstrap) ||
+      fail "cannot download debootstrap: apt-get update, or apt-get install debootstrap"
+    dpkg -x "$tools"/deb/debootstrap_*.deb "$tools"
+  fi
+  debootstrap=(env DEBOOTSTRAP_DIR="$tools/usr/share/debootstrap" "$tools/usr/sbin/debootstrap")
+fi
+
+fresh=${DDP_PLATFORM_FRESH:-0}
+base=$CACHE/$suite-base
+# The recipe: what makes the base root. A changed recipe makes every root again.
+options=(--variant=minbase --components=main,contrib,non-free)
+recipe="debootstrap ${options[*]} $suite ROOT $MIRROR"
+if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" != "$recipe" ]; then
+  step "make a $suite root in $base ($recipe)"
+  rm -rf "$base" "$base.tmp"
+  "${debootstrap[@]}" "${options[@]}" "$suite" "$base.tmp" "$MIRROR" >"$CACHE/$suite.debootstrap.log" 2>&1 ||
+    { tail -20 "$CACHE/$suite.debootstrap.log"; fail "debootstrap failed (log: $CACHE/$suite.debootstrap.log)"; }
+  # Packages install their services; none may start in the root while apt runs.
+  printf '#!/bin/sh\nexit 101\n' >"$base.tmp/usr/sbin/policy-rc.d"
+  chmod 755 "$base.tmp/usr/sbin/policy-rc.d"
+  # apt keeps what it downloads (in the folder the roots share, enter.sh), and no documentation.
+  rm -f "$base.tmp/etc/apt/apt.conf.d/docker-clean"
+  printf 'path-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\npath-exclude /usr/share/man/*\npath-exclude /usr/share/locale/*\n' \
+    >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-nodoc"
+  rm -f "$base.tmp"/var/cache/apt/archives/*.deb
+  echo "$recipe" >"$base.tmp/etc/ddp-platform-recipe"
+  mv "$base.tmp" "$base"
+fi
+
+if ((cuda)); then
+  root=$CACHE/$suite-cuda
+  inner="bash tests/platform/inside/cuda_build.sh"
+else
+  root=$CACHE/$suite
+  inner="bash tests/platform/inside/test_suite.sh"
+fi
+# A root is the base plus what its check installed; it is made again with the base.
+if [ "$fresh" = 1 ] || [ ! -e "$root/etc/ddp-platform-recipe" ] || [ "$base/etc/ddp-platform-recipe" -nt "$root/etc/ddp-platform-root" ]; then
+  step "copy the base root to $root"
+  rm -rf "$root" "$root.tmp"
+  cp -a "$base" "$root.tmp"
+  touch "$root.tmp/etc/ddp-platform-root"
+  mv "$root.tmp" "$root"
+fi
+mkdir -p "$CACHE/$suite-debs"
+
+step "copy the sources (tracked and unignored files of $REPO) to $root/src"
+rm -rf "$root/src"
+mkdir -p "$root/src"
+git -C "$REPO" ls-files -z --cached --others --exclude-standard |
+  (cd "$REPO" && tar --null --ignore-failed-read -T - -cf -) | tar -C "$root/src" -xf -
+
+step "enter the $suite root: $inner"
+rc=0
+unshare --mount --uts --propagation private -- bash "$HERE/enter.sh" "$root" "$CACHE/$suite-debs" "$inner" || rc=$?
+step "done: exit $rc"
+exit "$rc"
