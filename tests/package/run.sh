@@ -368,6 +368,10 @@ CT="$BUILD_DIR/package-cluster-tests"
 test_args=()
 worker=$(find "$BUILD_DIR/tests/runtime" -name ddp_test_worker -type f -perm -u+x -print -quit 2>/dev/null || true)
 [ -z "$worker" ] || test_args+=(-DDDP_TEST_WORKER_BIN="$worker")
+# The plugin built with the sanitizers (never packaged) runs in this Slurm's daemons too, so that
+# a platform that runs its cluster tests only here (tests/platform) skips none of them.
+asan=$(find "$BUILD_DIR/plugin" -name spank_ddp_asan.so -type f -print -quit 2>/dev/null || true)
+[ -z "$asan" ] || test_args+=(-DDDP_TEST_SANITIZED_PLUGIN="$asan")
 if ((have_runtime)); then
   test_args+=(-DDDP_TEST_CIFAR100_BIN="$trainer" -DDDP_TEST_CIFAR_SYNTH_BIN="$synth"
     -DDDP_TEST_PREFLIGHT_BIN="$preflight")

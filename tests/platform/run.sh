@@ -3,8 +3,9 @@
 # Debian registry:
 #
 #   sudo tests/platform/run.sh trixie          Debian 13: Slurm 24.11, LibTorch 2.6 (CPU), GCC 14:
-#                                              the README's set-up and the WHOLE CTest suite, the
-#                                              real 2-node Slurm cluster included
+#                                              the README's set-up, the unit tests, and the
+#                                              package check with every 2-node Slurm cluster
+#                                              test against the installed packages
 #   sudo tests/platform/run.sh trixie --cuda   the CUDA build check: libddp and ddp-cifar100
 #                                              against libtorch-cuda-dev 2.6, NCCL 2.22, CUDA 12.4
 #                                              (build and link only: no GPU needed)

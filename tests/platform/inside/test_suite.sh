@@ -12,11 +12,21 @@ bash scripts/setup.sh --no-build >/var/tmp/setup-packages.log 2>&1 ||
   { tail -40 /var/tmp/setup-packages.log; echo "platform: scripts/setup.sh failed" >&2; exit 1; }
 phase "build: scripts/setup.sh"
 bash scripts/setup.sh
-phase "test: ctest --test-dir $BUILD_DIR --output-on-failure"
+# The suite in two parts, so that the cluster tests run once: the unit and multi-process tests
+# from the build tree, then the package check (tests/package/run.sh), which builds this platform's
+# packages (the plugin for Slurm 24.11), installs them, runs every cluster test against the
+# installed files (the sanitizer test with the build tree's ASan plugin), builds a program against
+# the installed libddp, and removes them.
+phase "test: ctest --test-dir $BUILD_DIR -LE cluster --output-on-failure"
 rc=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure 2>&1 | tee /tmp/ctest.log || rc=$?
+ctest --test-dir "$BUILD_DIR" -LE cluster --output-on-failure 2>&1 | tee /tmp/ctest.log || rc=$?
+phase "test: tests/package/run.sh $BUILD_DIR (the packages, and the cluster tests against them)"
+prc=0
+bash tests/package/run.sh "$BUILD_DIR" 2>&1 | tee /tmp/package.log || prc=$?
 phase "done"
 echo "platform: $(. /etc/os-release && echo "$PRETTY_NAME"), GCC $(gcc -dumpfullversion)," \
   "Slurm $(dpkg-query -W -f='${Version}' slurmd), LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev)"
-grep -E '^[0-9]+% tests passed' /tmp/ctest.log || echo "platform: ctest printed no summary"
-exit "$rc"
+echo "unit and multi-process tests: $(grep -E '^[0-9]+% tests passed' /tmp/ctest.log || echo 'ctest printed no summary')"
+echo "cluster tests against the packages: $(grep -E '^[0-9]+% tests passed' /tmp/package.log || echo 'ctest printed no summary')"
+grep -E '== \[ *[0-9]+s\] (PASS|FAIL)' /tmp/package.log || echo "platform: the package check printed no verdict"
+((rc == 0 && prc == 0))
