@@ -149,7 +149,9 @@ if grep -Eiq 'torch|libddp|ddp-cifar100' <<<"$depends"; then fail "the plugin pa
 # libslurm, hwloc, yaml-cpp of this distribution).
 dpkg-deb -x "$plugin_deb" "$WORK/plugin-files"
 mapfile -t plugin_elves < <(find "$WORK/plugin-files" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
-((${#plugin_elves[@]} == 2)) || fail "expected spank_ddp.so and ddp-plan in the plugin package: ${plugin_elves[*]}"
+expected_elves="ddp-monitor ddp-plan ddp-report spank_ddp.so"
+[ "$(printf '%s\n' "${plugin_elves[@]}" | xargs -n1 basename | sort | tr '\n' ' ')" = "$expected_elves " ] ||
+  fail "expected the programs $expected_elves in the plugin package: ${plugin_elves[*]}"
 needed_pkgs=$(owners_of_needed "${plugin_elves[@]}")
 for lib in slurm hwloc yaml-cpp; do
   grep -q "$lib" <<<"$needed_pkgs" || fail "no package of $lib among the plugin's libraries' owners: $needed_pkgs"
