@@ -28,7 +28,7 @@ PACKAGES=(
   zlib1g-dev                                         # ddp-report --png
   iproute2 util-linux procps                         # network namespaces for the test cluster
   file                                               # the monitor test names the PNG it checks
-  scdoc rpm                                          # man pages; the package check also builds the .rpm
+  scdoc rpm man-db                                   # man pages (made, and read by the package check); the .rpm
 )
 # The Slurm series and the LibTorch are the release's: a SPANK plugin loads only into the Slurm
 # series it was built for.
