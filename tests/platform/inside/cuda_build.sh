@@ -58,11 +58,11 @@ gcc -shared -fPIC -o "$stub/libcudnn.so.9" -Wl,-soname,libcudnn.so.9 \
   -Wl,--version-script,"$stub/cudnn.map" "$stub/cudnn.c"
 echo "$(wc -l <"$stub/symbols") cuDNN symbols"
 
-phase "configure and build libddp and ddp-cifar100 (scripts/setup.sh --cuda)"
+phase "configure and build libddp, ddp-cifar100 and ddp-preflight (scripts/setup.sh --cuda)"
 # CMake takes LDFLAGS as its initial linker flags, at the first configure (the stand-in's folder
 # is the same on every run, so a kept root rebuilds only what changed).
 grep -q -- "-rpath-link,$stub" "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || rm -rf "$BUILD_DIR"
-LDFLAGS="-Wl,-rpath-link,$stub" BUILD_TARGETS="ddp ddp-cifar100" bash scripts/setup.sh --cuda
+LDFLAGS="-Wl,-rpath-link,$stub" BUILD_TARGETS="ddp ddp-cifar100 ddp-preflight" bash scripts/setup.sh --cuda
 
 phase "what was built"
 lib=$(readlink -f "$BUILD_DIR/runtime/libddp.so")
@@ -92,7 +92,15 @@ nm -D --undefined-only --with-symbol-versions "$libtorch_cuda" | sed -n 's/^ *U 
 echo
 grep -q 'c10d::ProcessGroupNCCL::ProcessGroupNCCL' <<<"$(nm -D --undefined-only "$lib" | c++filt)" ||
   fail "libddp does not reference c10d::ProcessGroupNCCL: the NCCL path is not compiled in"
+# A group ends in order (shutdown) or, after an error or a lost peer, is aborted: PyTorch >= 2.4
+# warns at exit otherwise, and an orderly end can wait for a lost peer forever.
+for end in shutdown abort; do
+  grep -q "c10d::ProcessGroupNCCL::$end()" <<<"$(nm -D --undefined-only "$lib" | c++filt)" ||
+    fail "libddp does not call c10d::ProcessGroupNCCL::$end(): NCCL groups would not end in order"
+done
 grep -q 'NEEDED.*libtorch_cuda' <<<"$(readelf -d "$lib")" || fail "libddp does not need libtorch_cuda"
+grep -q 'NEEDED.*libddp' <<<"$(readelf -d "$BUILD_DIR/preflight/ddp-preflight")" ||
+  fail "ddp-preflight does not need libddp"
 grep -q 'NEEDED.*libddp' <<<"$(readelf -d "$exe")" || fail "ddp-cifar100 does not need libddp"
 
 echo
@@ -100,4 +108,4 @@ echo "cuda check: $(. /etc/os-release && echo "$PRETTY_NAME"):" \
   "libtorch-cuda-dev $(dpkg-query -W -f='${Version}' libtorch-cuda-dev)," \
   "libnccl-dev $(dpkg-query -W -f='${Version}' libnccl-dev)," \
   "nvidia-cuda-toolkit $(dpkg-query -W -f='${Version}' nvidia-cuda-toolkit)," \
-  "GCC $(gcc -dumpfullversion): libddp and ddp-cifar100 built with NCCL"
+  "GCC $(gcc -dumpfullversion): libddp, ddp-cifar100 and ddp-preflight built with NCCL"
