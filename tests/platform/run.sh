@@ -9,6 +9,9 @@
 #   sudo tests/platform/run.sh trixie --cuda   the CUDA build check: libddp and ddp-cifar100
 #                                              against libtorch-cuda-dev 2.6, NCCL 2.22, CUDA 12.4
 #                                              (build and link only: no GPU needed)
+#   sudo tests/platform/run.sh trixie [--cuda] --packages-only
+#                                              that check's root and packages, nothing built or
+#                                              run: CI makes them beside the Debian 12 build
 #
 # The sources are this checkout's tracked and unignored files, copied into the root, so what runs is
 # what a clean clone holds. Each root is kept under $DDP_PLATFORM_CACHE (default
@@ -27,15 +30,17 @@ MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
 
 step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "platform: $*" >&2; exit 1; }
-usage() { echo "usage: $0 trixie [--cuda]" >&2; exit 2; }
+usage() { echo "usage: $0 trixie [--cuda] [--packages-only]" >&2; exit 2; }
 
 (($# >= 1)) || usage
 platform=$1
 shift
 cuda=0
+only=
 for a in "$@"; do
   case $a in
     --cuda) cuda=1 ;;
+    --packages-only) only=" --packages-only" ;;
     *) usage ;;
   esac
 done
@@ -63,21 +68,29 @@ fi
 
 fresh=${DDP_PLATFORM_FRESH:-0}
 base=$CACHE/$suite-base
+# No documentation in the roots (the CUDA toolkit alone brings thousands of man pages, each one
+# for man-db to index) but this project's own man pages (packaging/man), which the package check
+# reads with man.
+nodoc='path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-include /usr/share/man/man1/ddp-*
+path-include /usr/share/man/man8/spank-ddp.*
+path-exclude /usr/share/locale/*'
 # The recipe: what makes the base root. A changed recipe makes every root again.
 options=(--variant=minbase --components=main,contrib,non-free)
-recipe="debootstrap ${options[*]} $suite ROOT $MIRROR"
+recipe="debootstrap ${options[*]} $suite ROOT $MIRROR; dpkg: $(echo "$nodoc" | tr '\n' ',')"
 if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" != "$recipe" ]; then
-  step "make a $suite root in $base ($recipe)"
+  step "make a $suite root in $base (debootstrap ${options[*]} $suite ROOT $MIRROR)"
   rm -rf "$base" "$base.tmp"
   "${debootstrap[@]}" "${options[@]}" "$suite" "$base.tmp" "$MIRROR" >"$CACHE/$suite.debootstrap.log" 2>&1 ||
     { tail -20 "$CACHE/$suite.debootstrap.log"; fail "debootstrap failed (log: $CACHE/$suite.debootstrap.log)"; }
   # Packages install their services; none may start in the root while apt runs.
   printf '#!/bin/sh\nexit 101\n' >"$base.tmp/usr/sbin/policy-rc.d"
   chmod 755 "$base.tmp/usr/sbin/policy-rc.d"
-  # apt keeps what it downloads (in the folder the roots share, enter.sh), and no documentation.
+  # apt keeps what it downloads (in the folder the roots share, enter.sh).
   rm -f "$base.tmp/etc/apt/apt.conf.d/docker-clean"
-  printf 'path-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\npath-exclude /usr/share/man/*\npath-exclude /usr/share/locale/*\n' \
-    >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-nodoc"
+  echo "$nodoc" >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-nodoc"
   rm -f "$base.tmp"/var/cache/apt/archives/*.deb
   echo "$recipe" >"$base.tmp/etc/ddp-platform-recipe"
   mv "$base.tmp" "$base"
@@ -85,10 +98,10 @@ fi
 
 if ((cuda)); then
   root=$CACHE/$suite-cuda
-  inner="bash tests/platform/inside/cuda_build.sh"
+  inner="bash tests/platform/inside/cuda_build.sh$only"
 else
   root=$CACHE/$suite
-  inner="bash tests/platform/inside/test_suite.sh"
+  inner="bash tests/platform/inside/test_suite.sh$only"
 fi
 # A root is the base plus what its check installed; it is made again with the base.
 if [ "$fresh" = 1 ] || [ ! -e "$root/etc/ddp-platform-recipe" ] || [ "$base/etc/ddp-platform-recipe" -nt "$root/etc/ddp-platform-root" ]; then

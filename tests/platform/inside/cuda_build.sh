@@ -2,7 +2,8 @@
 # Inside a Debian 13 root: the CUDA build check. libddp and ddp-cifar100 are built by the README's
 # set-up (scripts/setup.sh --cuda) against libtorch-cuda-dev 2.6, libnccl-dev 2.22 and
 # nvidia-cuda-toolkit 12.4, with every CUDA/NCCL path compiled in, and the NCCL symbols they
-# reference are printed. Build and link only: no GPU is needed, none is used.
+# reference are printed. Build and link only: no GPU is needed, none is used. With
+# --packages-only: the packages, nothing built.
 set -euo pipefail
 cd /src
 export DEBIAN_FRONTEND=noninteractive
@@ -44,6 +45,7 @@ phase "packages: scripts/setup.sh --cuda (libtorch-cuda-dev, libnccl-dev, nvidia
 # CMake first runs.
 bash scripts/setup.sh --cuda --no-build >/var/tmp/setup-cuda.log 2>&1 ||
   { tail -40 /var/tmp/setup-cuda.log; fail "scripts/setup.sh --cuda failed (log above)"; }
+[ "${1:-}" != --packages-only ] || exit 0
 
 phase "link-time cuDNN stand-in from the symbols libtorch_cuda.so imports"
 libtorch_cuda=$(ls /usr/lib/x86_64-linux-gnu/libtorch_cuda.so.* | head -1)
