@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -269,6 +270,21 @@ std::string absent(c10d::Store& store, int world_size, KeyOf key_of) {
   return out;
 }
 
+// A rank that dies closes its sockets, and the next write to one raises SIGPIPE, whose default
+// action ends this process without a word: rank 0, serving the store, then dies of a killed rank's
+// connection instead of naming it, and takes every other rank down with a "rank 0 ended". Python
+// ignores SIGPIPE at start, so every torchrun program already runs this way: a write to a closed
+// socket fails with EPIPE and the loss is reported. A handler the program installed is kept.
+void ignore_broken_pipes() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
+}
+
 }  // namespace
 
 Rendezvous::Rendezvous(const Context& context, std::string host, std::unique_ptr<Native> native)
@@ -278,6 +294,7 @@ Rendezvous::~Rendezvous() = default;
 
 std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
                                              std::chrono::milliseconds timeout) {
+  ignore_broken_pipes();
   auto native = std::make_unique<Native>();
   native->store = detail::rendezvous(context, timeout);
   return std::shared_ptr<Rendezvous>(

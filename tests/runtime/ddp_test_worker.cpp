@@ -1,7 +1,12 @@
 // One rank of a multi-process runtime test, started by multiprocess_test.cpp with a torchrun-style
 // environment. Exit status 0 = the scenario held; the output says what was seen.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -119,7 +124,7 @@ int lose(const ddp::Context& ctx, const std::string& how, int victim) {
 
 // Ranks that end at different times, without shutdown(), after their last collective: the watch
 // must not mistake an early finisher (rank 0 with the store, too) for a lost rank.
-int linger(const ddp::Context& ctx) {
+int end_apart(const ddp::Context& ctx) {
   auto group = ddp::ProcessGroup::create(ctx);
   group->barrier();
   if (ctx.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(2 + 2 * ctx.rank));
@@ -166,6 +171,33 @@ int bench(const ddp::Context& ctx) {
   return 0;
 }
 
+void own_sigpipe_handler(int) {}
+
+// SIGPIPE after the meeting: rank 0 leaves it as it was (the default), rank 1 installs a handler
+// of its own first. Then a write to a socket whose reader is gone: with SIGPIPE at its default
+// this process would die of it (as rank 0, serving the store, did when a rank was killed).
+int pipes(const ddp::Context& ctx) {
+  using namespace std::chrono_literals;
+  if (ctx.rank == 1) std::signal(SIGPIPE, own_sigpipe_handler);
+  auto rdv = ddp::Rendezvous::meet(ctx, 4s);
+  rdv->finish(4s);
+  struct sigaction now {};
+  sigaction(SIGPIPE, nullptr, &now);
+  const char* disposition = now.sa_handler == SIG_IGN              ? "ignored"
+                            : now.sa_handler == own_sigpipe_handler ? "the program's own"
+                            : now.sa_handler == SIG_DFL            ? "default"
+                                                                   : "other";
+  int ends[2];
+  socketpair(AF_UNIX, SOCK_STREAM, 0, ends);
+  close(ends[1]);
+  const ssize_t n = write(ends[0], "x", 1);
+  const int error = errno;
+  close(ends[0]);
+  std::printf("rank %d: SIGPIPE %s; a write to a closed socket: %s\n", ctx.rank, disposition,
+              n < 0 ? std::strerror(error) : "written");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,10 +209,11 @@ int main(int argc, char** argv) {
     if (scenario == "meet") return meet(ctx);
     if (scenario == "exchange") return exchange(ctx);
     if (scenario == "bench") return bench(ctx);
-    if (scenario == "linger") return linger(ctx);
+    if (scenario == "linger") return end_apart(ctx);
+    if (scenario == "pipes") return pipes(ctx);
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange | bench | linger | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange | bench | linger | pipes | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

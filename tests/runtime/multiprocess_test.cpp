@@ -239,6 +239,19 @@ TEST(Rendezvous, RanksExchangeTextsWithoutABackend) {
   }
 }
 
+// A killed rank's socket must not end another rank with SIGPIPE before it can name the loss:
+// after meeting, SIGPIPE is ignored as under Python, unless the program has its own handler.
+TEST(Rendezvous, AWriteToALostRanksSocketIsAnErrorNotADeath) {
+  const auto results = run_ranks(2, {"pipes"});
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(results[0].output.find("rank 0: SIGPIPE ignored; a write to a closed socket: Broken pipe"),
+            std::string::npos)
+      << results[0].output;
+  EXPECT_NE(results[1].output.find("rank 1: SIGPIPE the program's own;"), std::string::npos)
+      << results[1].output;
+}
+
 // The bandwidth sweep on all ranks and on a subgroup of two, which the other rank stays out of.
 TEST(AllreduceBench, SweepsTheWorldAndASubgroup) {
   const auto results = run_ranks(3, {"bench"});

@@ -20,6 +20,8 @@ class Rendezvous {
   // Every rank arrives, or the ones that did not are named; then rank 0 compares the contract
   // each rank brought (WORLD_SIZE, MASTER_ADDR:MASTER_PORT, RANK once each, LOCAL_RANK and
   // LOCAL_WORLD_SIZE per node) and every rank ends with the same message when they disagree.
+  // Ignores SIGPIPE from here on, as Python does, unless the program set its own handler: a
+  // write to a lost rank's socket is then an error that names it, not a silent death.
   // Throws ddp::Error.
   static std::shared_ptr<Rendezvous> meet(const Context& context,
                                           std::chrono::milliseconds timeout);
