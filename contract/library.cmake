@@ -1,0 +1,17 @@
+# ddp_contract_library(NAME): the contract's sources as a static library NAME, for each build that
+# needs them with flags of its own: the plugin (contract/CMakeLists.txt), the sanitized plugin,
+# libddp with LibTorch's flags (runtime/CMakeLists.txt) and the fuzz targets (tests/fuzz).
+# Its symbols stay inside whatever links it.
+function(ddp_contract_library name)
+  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
+  add_library(${name} STATIC
+    ${dir}/src/local_host.cpp
+    ${dir}/src/names.cpp
+    ${dir}/src/net_facts.cpp
+    ${dir}/src/node_list.cpp
+    ${dir}/src/parse.cpp
+    ${dir}/src/port.cpp
+    ${dir}/src/tasks_per_node.cpp)
+  target_include_directories(${name} PUBLIC ${dir}/include)
+  set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+endfunction()
