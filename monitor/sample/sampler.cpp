@@ -1,6 +1,5 @@
 #include "sampler.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
@@ -80,20 +79,6 @@ void make_dirs(const std::string& dir) {
     if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
       throw plan::PlanError("cannot create " + path + ": " + std::strerror(errno));
   }
-}
-
-// Everything the sampler did not open itself is the launcher's: slurmstepd's descriptors must
-// not live on in it.
-void close_inherited(int keep) {
-  std::vector<int> fds;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (const dirent* e = readdir(d)) {
-      const int fd = std::atoi(e->d_name);
-      if (fd > 2 && fd != keep && fd != dirfd(d)) fds.push_back(fd);
-    }
-    closedir(d);
-  }
-  for (int fd : fds) ::close(fd);
 }
 
 class Sampler {
@@ -376,8 +361,6 @@ int Sampler::run() {
 }
 
 }  // namespace
-
-void close_inherited_fds(int keep) { close_inherited(keep); }
 
 int run_sampler(const SamplerArgs& args, const SamplerPaths& paths, int summary_fd) {
   return Sampler(args, paths, summary_fd).run();

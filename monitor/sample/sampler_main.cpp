@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "inherited_fds.hpp"
 #include "sampler.hpp"
 
 namespace {

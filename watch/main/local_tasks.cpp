@@ -1,0 +1,108 @@
+#include "local_tasks.hpp"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "proc_stat.hpp"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+namespace ddp::watch {
+namespace {
+
+int pidfd_open(long pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+bool same_process(const std::string& proc, long pid, std::uint64_t start_time) {
+  const auto now = monitor::read_proc_stat(proc, pid);
+  return now && now->start_time == start_time && now->state != 'Z';
+}
+
+}  // namespace
+
+LocalTasks::~LocalTasks() {
+  for (LocalTask& t : tasks_)
+    if (t.pidfd >= 0) ::close(t.pidfd);
+}
+
+void LocalTasks::forked(const ControlLine& line) {
+  for (const LocalTask& t : tasks_)
+    if (t.local == line.local) return;
+  LocalTask t;
+  t.local = line.local;
+  t.global = line.global;
+  t.pid = line.pid;
+  t.start_time = line.start_time;
+  // Opened, then checked: if the pid still names the task now, the pidfd names it for good.
+  t.pidfd = pidfd_open(t.pid);
+  if (t.pidfd >= 0 && !same_process(proc_, t.pid, t.start_time)) {
+    ::close(t.pidfd);
+    t.pidfd = -1;
+    t.ended = true;  // gone before the watch saw it; its exit line follows
+  }
+  tasks_.push_back(std::move(t));
+}
+
+const LocalTask* LocalTasks::ended(const ControlLine& line) {
+  for (LocalTask& t : tasks_)
+    if (t.local == line.local) {
+      t.ended = true;
+      t.status = line.status;
+      if (t.pidfd >= 0) {
+        ::close(t.pidfd);
+        t.pidfd = -1;
+      }
+      return &t;
+    }
+  return nullptr;
+}
+
+std::vector<FrozenTask> LocalTasks::frozen(Clock::time_point now, Ms timeout) {
+  std::vector<FrozenTask> out;
+  for (LocalTask& t : tasks_) {
+    if (t.ended || t.frozen_said) continue;
+    const auto sample = sample_task(proc_, t.pid);
+    if (!sample) continue;
+    if (const auto how = t.clock.update(*sample, now, timeout)) {
+      t.frozen_said = true;
+      out.push_back({t.global, *how, t.clock.seconds(now)});
+    }
+  }
+  return out;
+}
+
+bool LocalTasks::send(LocalTask& t, int sig) {
+  if (t.pidfd >= 0) return ::syscall(SYS_pidfd_send_signal, t.pidfd, sig, nullptr, 0) == 0;
+  // Kernels without pidfds (before 5.3): the pid, if it still names the task.
+  if (!same_process(proc_, t.pid, t.start_time)) return false;
+  return ::kill(static_cast<pid_t>(t.pid), sig) == 0;
+}
+
+void LocalTasks::signal_running(int sig) {
+  for (LocalTask& t : tasks_) {
+    if (t.ended) continue;
+    const auto stat = monitor::read_proc_stat(proc_, t.pid);
+    send(t, stat && stat->state == 'T' ? SIGKILL : sig);
+  }
+}
+
+bool LocalTasks::any_running() const {
+  for (const LocalTask& t : tasks_)
+    if (!t.ended) return true;
+  return false;
+}
+
+std::vector<unsigned> LocalTasks::ranks() const {
+  std::vector<unsigned> r;
+  for (const LocalTask& t : tasks_) r.push_back(t.global);
+  return r;
+}
+
+}  // namespace ddp::watch
