@@ -75,7 +75,7 @@ TEST(WatchJudge, ANodeThatIsDoneIsNeverSilent) {
   j.heard(1, "n2", "1", at(1));
   j.done(1);
   EXPECT_FALSE(j.verdict(at(100)));
-  EXPECT_TRUE(j.heard_all_done());
+  EXPECT_TRUE(j.heard_all_done(at(2)));
 }
 
 TEST(WatchJudge, ManySilentNodesNameTheLongestSilentAndCountTheRest) {

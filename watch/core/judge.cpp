@@ -38,9 +38,10 @@ unsigned Judge::heard_count() const {
       std::count_if(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.heard; }));
 }
 
-bool Judge::heard_all_done() const {
+bool Judge::heard_all_done(Now now) const {
   for (std::size_t i = 1; i < nodes_.size(); ++i)
-    if (nodes_[i].heard && !nodes_[i].done) return false;
+    if (nodes_[i].heard && !nodes_[i].done && now.mono - nodes_[i].last <= config_.timeout)
+      return false;
   return true;
 }
 

@@ -50,8 +50,8 @@ class Judge {
   bool decided() const { return decided_; }
   // A failure was reported and the verdict waits for the settle time.
   bool pending() const { return first_report_ && !decided_; }
-  // Every member node heard so far has said its ranks all ended.
-  bool heard_all_done() const;
+  // Every member node heard so far has said its ranks all ended, or is silent past the time-out.
+  bool heard_all_done(Now now) const;
   // Nodes heard so far, for the warning about the ones never heard.
   unsigned heard_count() const;
   // When verdict() may next have something to say.

@@ -333,7 +333,7 @@ bool WatchNode::may_leave(Now now) const {
   if (now.mono - stepd_gone_at_ >= times_.linger) return true;
   // The head stays for a failure still settling, and after a verdict until the members it heard
   // have ended too (each answer to them repeats the end).
-  if (judge_) return judge_->decided() ? judge_->heard_all_done() : !judge_->pending();
+  if (judge_) return judge_->decided() ? judge_->heard_all_done(now) : !judge_->pending();
   return !network_ || member_->all_acked() || member_->head_gone() || !member_->head_heard();
 }
 
