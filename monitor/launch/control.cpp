@@ -36,11 +36,37 @@ std::optional<ControlMessage> parse_control(std::string_view line) {
   return m;
 }
 
+bool LineBuffer::feed(const char* data, std::size_t size) {
+  if (overflowed_) return false;
+  if (size > budget_ - taken_) {
+    overflowed_ = true;
+    return false;
+  }
+  taken_ += size;
+  // Returned lines are dropped only now, so that next() never moves the rest.
+  if (start_ > 0) {
+    pending_.erase(0, start_);
+    scanned_ -= start_;
+    start_ = 0;
+  }
+  pending_.append(data, size);
+  return true;
+}
+
 std::optional<std::string> LineBuffer::next() {
-  const auto nl = pending_.find('\n');
-  if (nl == std::string::npos) return std::nullopt;
-  std::string line = pending_.substr(0, nl);
-  pending_.erase(0, nl + 1);
+  if (overflowed_) return std::nullopt;
+  const std::size_t nl = pending_.find('\n', scanned_);
+  if (nl == std::string::npos) {
+    scanned_ = pending_.size();
+    if (scanned_ - start_ > kMaxControlLine) overflowed_ = true;
+    return std::nullopt;
+  }
+  if (nl - start_ > kMaxControlLine) {
+    overflowed_ = true;
+    return std::nullopt;
+  }
+  std::string line = pending_.substr(start_, nl - start_);
+  start_ = scanned_ = nl + 1;
   return line;
 }
 

@@ -12,6 +12,7 @@
 // however many copies of its end exist; the sampler's `done` tells slurmstepd it may go on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,14 +37,29 @@ inline constexpr const char* kDoneMessage = "done\n";
 // nullopt for a line that is no message (ignored: a later version may add some).
 std::optional<ControlMessage> parse_control(std::string_view line);
 
-// Splits what arrives in pieces into lines.
+// Each side's whole say on the channel is a few lines; anything near these limits is a sampler
+// gone wrong, or the user's code in it (the sampler runs the job's environment, LD_PRELOAD
+// included), and slurmstepd, which reads it as root, must not follow it.
+inline constexpr std::size_t kMaxControlLine = 4096;
+inline constexpr std::size_t kMaxControlBytes = 64 * 1024;
+
+// Splits what arrives in pieces into lines, holding at most kMaxControlLine bytes of a line not
+// yet ended and taking at most `budget` bytes in all. Each byte is looked at once.
 class LineBuffer {
  public:
-  void feed(const char* data, std::size_t size) { pending_.append(data, size); }
+  explicit LineBuffer(std::size_t budget = kMaxControlBytes) : budget_(budget) {}
+  // False once the other side went past a limit; from then on nothing more is taken.
+  bool feed(const char* data, std::size_t size);
   std::optional<std::string> next();
+  bool overflowed() const { return overflowed_; }
 
  private:
   std::string pending_;
+  std::size_t start_ = 0;    // of the first line not yet returned
+  std::size_t scanned_ = 0;  // no newline in [start_, scanned_)
+  std::size_t taken_ = 0;
+  std::size_t budget_;
+  bool overflowed_ = false;
 };
 
 }  // namespace ddp::monitor

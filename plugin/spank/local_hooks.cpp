@@ -7,9 +7,11 @@
 #include <string>
 
 #include "plugin_state.hpp"
+#include "profile_choice.hpp"
 #include "spank_api.hpp"
 #include "step_role.hpp"
 #include "tasks_per_node.hpp"
+#include "user_chain.hpp"
 
 namespace {
 
@@ -57,6 +59,18 @@ extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
     // srun copies its environment into the step's (SLURM_* even under --export=NONE).
     if (setenv(ddp::plan::kStepRoleVar, ddp::plan::encode_step_role(decision).c_str(), 1) != 0)
       throw std::runtime_error("cannot set " + std::string(ddp::plan::kStepRoleVar));
+    // A user's own profile is read here, with the user's rights, and travels with the step.
+    if (s.options.profile_file && decision.role == ddp::plan::StepRole::Ddp && !s.config_error) {
+      try {
+        ddp::plan::check_user_profile_allowed(s.options, s.config);
+        const std::string packed = ddp::plan::pack_user_chain(*s.options.profile_file);
+        if (setenv(ddp::plan::kUserProfileVar, packed.c_str(), 1) != 0)
+          throw std::runtime_error("cannot set " + std::string(ddp::plan::kUserProfileVar));
+      } catch (const std::exception& e) {
+        slurm_error("spank_ddp: %s", e.what());
+        return -1;
+      }
+    }
     if (s.options.verbose)
       slurm_info("spank_ddp: %s", decision.reason.c_str());
     return 0;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "control.hpp"
+#include "helper_process.hpp"
 #include "plugin_state.hpp"
 #include "proc_stat.hpp"
 #include "step_facts_reader.hpp"
@@ -52,6 +53,7 @@ std::size_t decimal(char* out, long v) {
   return n;
 }
 
+// Never blocks: slurmstepd must not wait on a sampler that does not read.
 void send_line(int fd, const char* text, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::send(fd, text, size, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -59,6 +61,27 @@ void send_line(int fd, const char* text, std::size_t size) {
     if (n <= 0) return;
     text += n;
     size -= static_cast<std::size_t>(n);
+  }
+}
+
+// The launcher's "sampler PID" line, with a pidfd of the sampler attached when the kernel has
+// pidfds (async-signal-safe: sendmsg only).
+void send_sampler_line(int fd, const char* text, std::size_t size, int pidfd) {
+  iovec iov = {const_cast<char*>(text), size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (pidfd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+  }
+  while (::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {
   }
 }
 
@@ -81,10 +104,92 @@ double monotonic() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// What slurmstepd has heard on the channel. Everything after the launcher's first line is the
+// user's word: the sampler runs the job's environment, LD_PRELOAD included.
+struct Heard {
+  monitor::LineBuffer lines;
+  bool launched = false;  // "sampler PID" from the launcher
+  bool first = true;      // no byte read yet: only the launcher's line may carry a descriptor
+  int pidfd = -1;         // the sampler's, from the launcher
+  long pid = 0;           // from hello, for kernels without pidfds
+  std::uint64_t start_time = 0;
+  bool hello = false;
+  ~Heard() {
+    if (pidfd >= 0) ::close(pidfd);
+  }
+};
+
+enum class Drained { More, Done, Overflow };
+
+// One recvmsg that keeps a descriptor only from the launcher's line (the first bytes on the
+// channel, sent before the sampler may run); any other is closed unread, so that a sampler cannot
+// hand root a pidfd of a process that is not its own.
+ssize_t receive(int fd, char* buf, std::size_t size, Heard& h) {
+  iovec iov = {buf, size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int passed = -1;
+      std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (h.first && h.pidfd < 0 && passed >= 0)
+        h.pidfd = passed;
+      else if (passed >= 0)
+        ::close(passed);
+    }
+  }
+  if (n > 0) h.first = false;
+  return n;
+}
+
+// Reads what has arrived, without blocking and never past `deadline` or the channel's limits.
+Drained drain(int fd, Heard& h, double deadline) {
+  char buf[512];
+  while (monotonic() < deadline) {
+    const ssize_t n = receive(fd, buf, sizeof buf, h);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Drained::More;
+    if (n <= 0) return Drained::Done;  // end of stream: the sampler has gone
+    if (!h.lines.feed(buf, static_cast<std::size_t>(n))) return Drained::Overflow;
+    while (const auto line = h.lines.next()) {
+      const auto m = monitor::parse_control(*line);
+      if (!m) continue;
+      if (m->kind == monitor::ControlMessage::Kind::Sampler) h.launched = true;
+      if (m->kind == monitor::ControlMessage::Kind::Hello) {
+        h.hello = true;
+        h.pid = m->pid;
+        h.start_time = m->start_time;
+      }
+      if (m->kind == monitor::ControlMessage::Kind::Done) return Drained::Done;
+    }
+    if (h.lines.overflowed()) return Drained::Overflow;
+  }
+  return Drained::More;
+}
+
+// SIGKILL to the sampler: through its pidfd; without one (kernels before 5.3) only if the PID is
+// still the very process that said hello, and of the job's own user.
+bool kill_sampler(const Heard& h, uid_t job_uid) {
+  if (h.pidfd >= 0) return !pidfd_ended(h.pidfd) && signal_pidfd(h.pidfd, SIGKILL);
+  if (!h.hello) return false;
+  const auto now = monitor::read_proc_stat("/proc", h.pid);
+  const auto uids = process_uids(h.pid);
+  const bool users = uids && uids->first == job_uid && uids->second == job_uid;
+  if (!now || now->start_time != h.start_time || now->state == 'Z' || !users) return false;
+  return ::kill(static_cast<pid_t>(h.pid), SIGKILL) == 0;
+}
+
 // Ends the stream and waits for the sampler's `done`, at most `timeout` seconds; a sampler that
-// is still there then (stuck in a driver call, say) is killed, if it is still the very process
-// that said hello. What the sampler says is the user's word (the job's environment, LD_PRELOAD
-// included, runs in it), so slurmstepd kills nothing but a process of the job's own user.
+// is still there then (stuck in a driver call, say), or that says more than the channel's limits
+// allow, is killed.
 void stop(double timeout) {
   Channel& c = channel();
   if (c.stepd_end < 0 || c.stopped) return;
@@ -95,49 +200,43 @@ void stop(double timeout) {
     ::close(c.sampler_end);
     c.sampler_end = -1;
   }
-  monitor::LineBuffer in;
-  long pid = 0;
-  std::uint64_t start_time = 0;
-  bool launched = false, hello = false;
-  // What has arrived so far; true once the sampler said done (or the stream broke).
-  const auto drain = [&] {
-    char buf[512];
-    for (;;) {
-      const ssize_t n = ::recv(c.stepd_end, buf, sizeof buf, MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-      if (n <= 0) return true;
-      in.feed(buf, static_cast<std::size_t>(n));
-      while (const auto line = in.next()) {
-        const auto m = monitor::parse_control(*line);
-        if (!m) continue;
-        if (m->kind == monitor::ControlMessage::Kind::Sampler) launched = true;
-        if (m->kind == monitor::ControlMessage::Kind::Hello) {
-          hello = true;
-          pid = m->pid;
-          start_time = m->start_time;
-        }
-        if (m->kind == monitor::ControlMessage::Kind::Done) return true;
-      }
-    }
-  };
-  // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
-  if (drain() || !launched) return;
+  Heard h;
   const double deadline = monotonic() + timeout;
-  for (double left = timeout; left > 0; left = deadline - monotonic()) {
+  Drained state = drain(c.stepd_end, h, deadline);
+  // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
+  if (!h.launched && state != Drained::Overflow) return;
+  while (state == Drained::More) {
+    const double left = deadline - monotonic();
+    if (left <= 0) break;
     pollfd p = {c.stepd_end, POLLIN, 0};
     (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
-    if (drain()) return;
+    state = drain(c.stepd_end, h, deadline);
   }
-  const auto now = monitor::read_proc_stat("/proc", pid);
-  const auto uids = process_uids(pid);
-  const bool users = uids && uids->first == c.job_uid && uids->second == c.job_uid;
-  if (hello && now && now->start_time == start_time && now->state != 'Z' && users) {
-    ::kill(static_cast<pid_t>(pid), SIGKILL);
-    slurm_info("spank_ddp: the --ddp-monitor sampler (pid %ld) did not finish within %.0f s "
-               "after the step's tasks; killed it",
-               pid, timeout);
+  if (state == Drained::Overflow) {
+    const bool killed = kill_sampler(h, c.job_uid);
+    // slurm_spank_log reaches the step's output: one line, whatever the sampler wrote.
+    slurm_spank_log("spank_ddp: warning: --ddp-monitor: the sampler wrote more than %zu bytes, or a "
+                "line longer than %zu, to its control channel, which carries a few short lines; "
+                "%s. Something in its environment (LD_PRELOAD?) writes to descriptor %d",
+                monitor::kMaxControlBytes, monitor::kMaxControlLine,
+                killed ? "it was killed" : "it had already ended", monitor::kControlFd);
+    return;
   }
+  // Its `done` (or its end of the stream) is not its end: with a pidfd, wait for the process too,
+  // which then no longer holds the task's output open.
+  if (state == Drained::Done) {
+    if (h.pidfd < 0) return;
+    for (double left = deadline - monotonic(); left > 0 && !pidfd_ended(h.pidfd);
+         left = deadline - monotonic()) {
+      pollfd p = {h.pidfd, POLLIN, 0};
+      (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
+    }
+  }
+  if (kill_sampler(h, c.job_uid))
+    slurm_spank_log("spank_ddp: warning: --ddp-monitor: the sampler did not finish within %.0f s "
+                    "after the step's tasks (stuck in a driver call, or something in its "
+                    "environment); it was killed, and this node's summary is missing",
+                    timeout);
 }
 
 void close_channel() {
@@ -182,13 +281,22 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
   char** env = nullptr;
   if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
     return refuse("cannot read the job's environment from Slurm");
+  const plan::UserLimits limits = task_limits(env);
   const int control = c.sampler_end;
   const std::string exec_failed =
       std::string(kLogPrefix) + "warning: --ddp-monitor: cannot start " + program +
       "; this step runs unmonitored\n";
+  // The sampler waits on this pipe until the launcher's line is on the channel, so that line is
+  // the first one slurmstepd reads, before anything the user's environment may write there.
+  int release[2];
+  if (::pipe2(release, O_CLOEXEC) != 0) return refuse(std::string("pipe: ") + std::strerror(errno));
 
   const pid_t middle = ::fork();
-  if (middle < 0) return refuse(std::string("fork: ") + std::strerror(errno));
+  if (middle < 0) {
+    ::close(release[0]);
+    ::close(release[1]);
+    return refuse(std::string("fork: ") + std::strerror(errno));
+  }
   if (middle == 0) {
     // Only async-signal-safe calls from here on. The sampler's parent exits at once, so the
     // sampler is no child of the user's program (which might wait for every child it has).
@@ -198,10 +306,16 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
         char line[48] = "sampler ";
         std::size_t n = 8 + decimal(line + 8, sampler);
         line[n++] = '\n';
-        send_line(control, line, n);
+        // Opened while the sampler is this process's unreaped child: its PID cannot be reused.
+        send_sampler_line(control, line, n, open_pidfd(sampler));
       }
       ::_exit(sampler > 0 ? 0 : 1);
     }
+    ::close(release[1]);
+    char go = 0;
+    while (::read(release[0], &go, 1) < 0 && errno == EINTR) {
+    }
+    plan::apply_user_limits(limits);
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, STDIN_FILENO);
@@ -217,6 +331,8 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
     send_line(monitor::kControlFd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
     ::_exit(127);
   }
+  ::close(release[0]);
+  ::close(release[1]);
   int status = 0;
   while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
   }

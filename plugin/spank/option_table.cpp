@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -77,20 +78,22 @@ constexpr std::size_t kOptionCount = sizeof(spank_options) / sizeof(spank_option
 // SLURM_SPANK_... variable), then again for each time its own command line gives it. So a call
 // beyond the inherited one is srun's own command line, which is what makes a step a DDP step of
 // its own shape (step_role.hpp).
-void note_command_line(std::size_t index, std::string_view value) {
+// Returns whether this call is srun's own command line.
+bool note_command_line(std::size_t index, std::string_view value) {
   static std::size_t calls[kOptionCount] = {};
   const std::string name = spank_options[index].name;
   std::string var = std::string("SLURM_SPANK__SLURM_SPANK_OPTION_") + plugin_name + "_" + name;
   for (char& c : var)
     if (c == '-') c = '_';
   const bool inherited = std::getenv(var.c_str()) != nullptr;
-  if (inherited && calls[index]++ == 0) return;
+  if (inherited && calls[index]++ == 0) return false;
   auto& given = state().command_line;
   if (name == p::kOptNodes) given.nodes = true;
   if (name == p::kOptGpus) given.gpus = true;
   // Like --ddp-verbose, --ddp-monitor says how to run a DDP step, not which steps are DDP steps.
   const bool shapes_nothing = name == p::kOptVerbose || name == p::kOptMonitor;
   if (!shapes_nothing && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
+  return true;
 }
 
 int on_option(int val, const char* optarg, int remote) {
@@ -101,7 +104,11 @@ int on_option(int val, const char* optarg, int remote) {
     // (SLURM_SPANK__SLURM_SPANK_OPTION_...=(null)): that is no value, not a value.
     const char* value = optarg && std::string_view(optarg) != "(null)" ? optarg : "";
     try {
-      if (spank_context() == S_CTX_LOCAL) note_command_line(static_cast<std::size_t>(val), value);
+      const bool typed = spank_context() != S_CTX_LOCAL ||
+                         note_command_line(static_cast<std::size_t>(val), value);
+      // Options a job passes on to its steps are judged in slurmstepd, which knows whether the
+      // step is a DDP step (step_role.hpp): a plain step of the job runs despite the error.
+      if (state().config_error && !remote && typed) throw std::runtime_error(*state().config_error);
       p::apply_user_option(state().options, name, value);
     } catch (const std::exception& e) {
       if (!remote) {

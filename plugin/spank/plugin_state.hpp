@@ -16,6 +16,9 @@ namespace ddp::spank {
 
 struct PluginState {
   plan::PlugstackConfig config;
+  // A plugstack.conf error: every DDP step and every --ddp* option fails with it; plain steps,
+  // and slurmd, run on (one mistyped argument must not take a whole cluster's srun down).
+  std::optional<std::string> config_error;
   plan::UserOptions options;
   // In slurmstepd the first problem is kept here and reported from task_init: errors returned
   // from user_init never reach the user (Slurm bug 7573).

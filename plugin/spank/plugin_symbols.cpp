@@ -34,12 +34,12 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     try {
       state().config = ddp::plan::parse_plugstack_args(args);
     } catch (const std::exception& e) {
-      // In slurmstepd a failing init only says "required plugin failed" in slurmd's log: keep the
-      // message for task_init, where the user sees it. In slurmd it would keep the node from
-      // starting, and plain jobs need none of this.
-      if (ctx != S_CTX_REMOTE && ctx != S_CTX_SLURMD) throw;
-      state().deferred_error = std::string("plugstack.conf: ") + e.what() +
-                               " (site configuration error: tell the administrator)";
+      // Failing init would fail every command and step on the cluster, DDP or not (and in
+      // slurmd keep the node from starting): the error is kept for DDP steps and options alone.
+      state().config_error = std::string(e.what()) +
+                             " (site configuration error: tell the administrator; until it is "
+                             "fixed, only steps without --ddp options run)";
+      state().config = ddp::plan::parse_good_plugstack_args(args);
     }
     // sbatch and salloc ignore the static option table: they learn options only this way, and
     // registering in other contexts as well would register them twice and disable them.

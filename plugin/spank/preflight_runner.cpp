@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "helper_process.hpp"
+
 namespace ddp::spank {
 namespace {
 
@@ -45,6 +47,8 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
   char** env = nullptr;
   if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || env == nullptr)
     return std::string("cannot read the task's environment from Slurm for the preflight");
+  const plan::UserLimits limits = task_limits(env);
+  const pid_t parent = getpid();
   std::vector<std::string> args = run.argv;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -65,6 +69,9 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
     // Only async-signal-safe calls until exec. The preflight dies with the task, and takes
     // scancel's SIGTERM even if a plugin before this one blocked it in the task.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The task may have died between fork and prctl: then no signal would ever come.
+    if (getppid() != parent) _exit(126);
+    plan::apply_user_limits(limits);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -86,8 +93,11 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      // A process stuck in the kernel (a GPU driver call) dies only when it leaves it: wait a
+      // little, then leave it to the node's reaper rather than hold the task.
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < grace)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       result = "the preflight did not finish within " + std::to_string(run.timeout_s) +
                " s (profile preflight.timeout_s) and was ended; the program was not started";
       break;

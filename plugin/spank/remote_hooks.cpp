@@ -9,15 +9,16 @@
 
 #include "error.hpp"
 #include "monitor_launch.hpp"
+#include "parse.hpp"
 #include "planner.hpp"
+#include "plugin_state.hpp"
 #include "preflight.hpp"
 #include "preflight_runner.hpp"
 #include "profile_choice.hpp"
-#include "plugin_state.hpp"
 #include "spank_api.hpp"
 #include "step_facts_reader.hpp"
 #include "step_role.hpp"
-#include "user_file_reader.hpp"
+#include "user_chain.hpp"
 
 namespace ddp::spank {
 
@@ -59,7 +60,21 @@ bool plans_ddp_step(spank_t sp) {
   if (state().deferred_error || !step_wants_ddp()) return false;
   if (!ddp::spank::launch_step_id(sp)) return false;
   const auto role = srun_decision(sp);
-  return !(role && role->role == ddp::plan::StepRole::Plain);
+  if (role && role->role == ddp::plan::StepRole::Plain) return false;
+  if (state().config_error) throw ddp::plan::PlanError(*state().config_error);
+  return true;
+}
+
+// The user's own profile file, as srun read it and sent it (user_chain.hpp).
+ddp::plan::Profile user_profile(spank_t sp, const std::string& path) {
+  const auto packed = ddp::spank::get_env(sp, ddp::plan::kUserProfileVar);
+  if (!packed)
+    throw ddp::plan::PlanError(
+        "--ddp-profile=" + ddp::plan::quoted(path) +
+        ": srun sent no copy of the file with this step (slurmstepd does not open files that "
+        "users name). Fix: start the step with an srun that loads spank_ddp (the cluster's own, "
+        "with the same slurm-ddp version as the nodes)");
+  return ddp::plan::unpack_user_chain(path, *packed);
 }
 
 void pin(const ddp::plan::CpuList& cpus) {
@@ -117,14 +132,9 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
       if (role && !role->check_gpus) options.gpus_per_node.reset();
       auto facts = ddp::spank::read_step_facts(sp, s.node, s.node_problem);
       facts.job_has_shape = role && role->job_has_shape;
-      uid_t uid = 0;
-      gid_t gid = 0;
-      if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-          spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
-        throw ddp::plan::PlanError("cannot read the job's user from Slurm");
       const auto choice = ddp::plan::choose_profile(
           options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
-          [&](const std::string& path) { return ddp::spank::read_profile_as_user(uid, gid, path); });
+          [&](const std::string& path) { return user_profile(sp, path); });
       s.step = ddp::plan::plan_step(facts, options, s.config,
                                     ddp::plan::resolve_for_node(choice, facts.hostname));
     } catch (const std::exception& e) {
@@ -142,8 +152,9 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
   if (spank_context() != S_CTX_REMOTE) return 0;
   return ddp::spank::guarded("task_init", [&] {
     auto& s = state();
-    // srun's note to slurmstepd is no business of the program's.
+    // srun's notes to slurmstepd are no business of the program's.
     (void)spank_unsetenv(sp, ddp::plan::kStepRoleVar);
+    (void)spank_unsetenv(sp, ddp::plan::kUserProfileVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
       slurm_error("spank_ddp: %s", s.deferred_error->c_str());

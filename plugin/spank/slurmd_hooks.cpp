@@ -14,8 +14,8 @@ plan::NodeFactsStore node_facts_store(const plan::PlugstackConfig& config) {
 void slurmd_started() {
   const auto& s = state();
   // A plugstack.conf error is reported by every DDP step; the node itself keeps running.
-  if (s.deferred_error) {
-    slurm_error("spank_ddp: %s", s.deferred_error->c_str());
+  if (s.config_error) {
+    slurm_error("spank_ddp: %s", s.config_error->c_str());
     return;
   }
   if (s.config.node_facts_dir.empty()) return;

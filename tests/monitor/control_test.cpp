@@ -27,3 +27,40 @@ TEST(MonitorControl, MessagesAndLines) {
   EXPECT_FALSE(parse_control("task 0 0 -1"));
   EXPECT_FALSE(parse_control("hello 0 1"));
 }
+
+// What slurmstepd reads from a sampler is bounded: a line, and the whole say.
+TEST(MonitorControl, ALineLongerThanTheLimitStopsTheBuffer) {
+  LineBuffer in;
+  const std::string good = hello_message(77, 1);
+  EXPECT_TRUE(in.feed(good.data(), good.size()));
+  const std::string endless(kMaxControlLine + 1, 'x');
+  EXPECT_TRUE(in.feed(endless.data(), endless.size()));
+  EXPECT_TRUE(in.next());   // the line before is still read
+  EXPECT_FALSE(in.next());  // then the long one ends it
+  EXPECT_TRUE(in.overflowed());
+  EXPECT_FALSE(in.feed("done\n", 5));
+  EXPECT_FALSE(in.next());
+}
+
+TEST(MonitorControl, AFloodOfLinesStopsAtTheBudget) {
+  LineBuffer in(1000);
+  const std::string line = "task 0 0 1\n";
+  std::size_t taken = 0, lines = 0;
+  while (in.feed(line.data(), line.size())) {
+    taken += line.size();
+    while (in.next()) ++lines;
+  }
+  EXPECT_LE(taken, 1000u);
+  EXPECT_EQ(lines, taken / line.size());
+  EXPECT_TRUE(in.overflowed());
+}
+
+TEST(MonitorControl, ALineInManySmallPiecesIsWhole) {
+  LineBuffer in;
+  const std::string text = task_message(3, 9, 123);
+  for (char c : text) in.feed(&c, 1);
+  const auto m = parse_control(*in.next());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->pid, 123);
+  EXPECT_FALSE(in.overflowed());
+}

@@ -207,4 +207,20 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
   return config;
 }
 
+PlugstackConfig parse_good_plugstack_args(const std::vector<std::string>& args) {
+  std::vector<std::string> good;
+  for (const std::string& arg : args) {
+    try {
+      (void)parse_plugstack_args({arg});
+      good.push_back(arg);
+    } catch (const PlanError&) {
+    }
+  }
+  try {
+    return parse_plugstack_args(good);
+  } catch (const PlanError&) {
+    return PlugstackConfig{};
+  }
+}
+
 }  // namespace ddp::plan

@@ -82,6 +82,10 @@ struct PlugstackConfig {
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args);
 
+// For a plugstack.conf line with errors: what its good arguments say (activate=always among
+// them), so that the plugin knows which steps are DDP steps and fails only those, with the error.
+PlugstackConfig parse_good_plugstack_args(const std::vector<std::string>& args);
+
 PortRange parse_port_range(std::string_view what, std::string_view text);
 
 }  // namespace ddp::plan

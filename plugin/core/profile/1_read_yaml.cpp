@@ -225,8 +225,13 @@ YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
 
 }  // namespace
 
-YAML::Node read_document(const std::string& path) {
-  const std::string text = read_text(path);
+std::string read_profile_text(const std::string& path) { return read_text(path); }
+
+YAML::Node read_document(const std::string& path, const std::string& text) {
+  if (text.size() > kMaxProfileBytes)
+    fail_file(path, "is larger than a profile may be, " + std::to_string(kMaxProfileBytes) +
+                        " bytes (1 MiB)",
+              "keep a profile under 1 MiB; it needs only a few kilobytes");
   const std::size_t nul = text.find('\0');
   if (nul != std::string::npos)
     fail_file(position(path, mark_of_offset(text, nul)), "holds a NUL byte; a profile is text",

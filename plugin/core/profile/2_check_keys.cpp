@@ -225,8 +225,12 @@ std::string stem_of(const std::string& path) {
 }  // namespace
 
 ProfileFile parse_profile_file(const std::string& path) {
+  return parse_profile_text(path, profile_yaml::read_profile_text(path));
+}
+
+ProfileFile parse_profile_text(const std::string& path, const std::string& text) {
   const std::string stem = stem_of(path);
-  const Field root = Field::root(path, profile_yaml::read_document(path));
+  const Field root = Field::root(path, profile_yaml::read_document(path, text));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
                                "binding", "env", "preflight", "nodes", "monitor"});
   ProfileFile file;

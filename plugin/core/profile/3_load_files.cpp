@@ -10,11 +10,13 @@
 #include "error.hpp"
 #include "parse.hpp"
 #include "profile_detail.hpp"
+#include "profile_yaml.hpp"
 
 namespace ddp::plan {
 namespace {
 
 using profile_detail::ProfileFile;
+using profile_detail::ProfileShelf;
 
 const std::string kExt = ".yaml";
 
@@ -28,15 +30,11 @@ std::string dir_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string available(const std::string& dir) {
-  std::string out;
-  for (const std::string& name : list_profiles(dir)) out += (out.empty() ? "" : ", ") + name;
-  return out.empty() ? "none" : out;
-}
-
-bool has_profile(const std::string& dir, const std::string& name) {
-  const auto names = list_profiles(dir);
-  return std::find(names.begin(), names.end(), name) != names.end();
+std::string stem_of(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.size() > kExt.size() && base.compare(base.size() - kExt.size(), kExt.size(), kExt) == 0)
+    base.resize(base.size() - kExt.size());
+  return base;
 }
 
 Profile merged(Profile base, const ProfileFile& file) {
@@ -56,33 +54,11 @@ Profile merged(Profile base, const ProfileFile& file) {
   return base;
 }
 
-// `chain` holds the names below this one, to name a cycle in full.
-Profile with_parents(const ProfileFile& file, const std::string& dir,
-                     std::vector<std::string> chain) {
-  if (!file.extends) return file.profile;
-  const std::string& name = file.profile.name;
-  const std::string& parent = *file.extends;
-  const std::string at = file.extends_where + ": ";
-  if (parent == name)
-    throw PlanError(at + "profile " + quoted(name) +
-                    " extends itself. Fix: name the profile it "
-                    "builds on, or delete extends");
-  chain.push_back(name);
-  if (std::find(chain.begin(), chain.end(), parent) != chain.end()) {
-    std::string cycle;
-    for (const std::string& n : chain) cycle += n + " -> ";
-    throw PlanError(at + "extends " + quoted(parent) + " closes a cycle: " + cycle + parent +
-                    ". Fix: let one profile of the cycle extend none of the others");
-  }
-  if (!has_profile(dir, parent))
-    throw PlanError(at + "extends " + quoted(parent) + ", but " + dir + " has no " + parent + kExt +
-                    "; available: " + available(dir) +
-                    ". Fix: name one of them, or "
-                    "install " +
-                    parent + kExt + " next to this file");
-  const Profile base =
-      with_parents(profile_detail::parse_profile_file(path_in(dir, parent)), dir, chain);
-  return merged(base, file);
+// "a -> b -> c": at most kMaxExtendsDepth + 1 names of at most 64 characters.
+std::string chain_text(const std::vector<const ProfileFile*>& chain, const std::string& last) {
+  std::string text;
+  for (const ProfileFile* f : chain) text += f->profile.name + " -> ";
+  return text + last;
 }
 
 // Settings that only clash once merged are checked on the result, for the profile and for each
@@ -101,28 +77,124 @@ Profile checked(Profile p) {
 
 namespace profile_detail {
 
-Profile load_named(const std::string& dir, const std::string& name, const std::string& what) {
+ProfileShelf ProfileShelf::directory(const std::string& dir) {
+  return ProfileShelf(dir, profile_yaml::read_profile_text);
+}
+
+ProfileShelf ProfileShelf::of_texts(const std::string& dir,
+                                    const std::vector<std::pair<std::string, std::string>>& texts) {
+  auto files = std::make_shared<std::map<std::string, std::string>>(texts.begin(), texts.end());
+  ProfileShelf shelf(dir, [files](const std::string& path) {
+    const auto it = files->find(path);
+    if (it == files->end())
+      throw PlanError(path + ": is not among the profile files srun sent with the step");
+    return it->second;
+  });
+  shelf.names_.emplace();
+  for (const auto& entry : *files) shelf.names_->push_back(stem_of(entry.first));
+  std::sort(shelf.names_->begin(), shelf.names_->end());
+  return shelf;
+}
+
+const std::vector<std::string>& ProfileShelf::names() {
+  if (!names_) names_ = list_profiles(dir_);
+  return *names_;
+}
+
+bool ProfileShelf::has(const std::string& name) {
+  const auto& n = names();
+  return std::binary_search(n.begin(), n.end(), name);
+}
+
+std::string ProfileShelf::available() {
+  std::string out;
+  for (const std::string& name : names()) out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? "none" : out;
+}
+
+std::string ProfileShelf::path_of(const std::string& name) const { return path_in(dir_, name); }
+
+const ProfileFile& ProfileShelf::file(const std::string& name) { return file_at(path_of(name)); }
+
+const ProfileFile& ProfileShelf::file_at(const std::string& path) {
+  if (const auto it = by_path_.find(path); it != by_path_.end()) return it->second.file;
+  if (by_path_.size() >= kMaxProfileFilesPerStep)
+    throw PlanError(path + ": finding this step's profile would read more than " +
+                    std::to_string(kMaxProfileFilesPerStep) +
+                    " profile files. Fix: keep fewer profiles in " + dir_ +
+                    " (a site needs a few), or name one (--ddp-profile, default_profile)");
+  std::string text = read_(path);
+  if (text.size() > kMaxProfileBytesPerStep - bytes_)
+    throw PlanError(path + ": finding this step's profile would read more than " +
+                    std::to_string(kMaxProfileBytesPerStep >> 20) +
+                    " MiB of profile files. Fix: keep profiles small (a few kilobytes each)");
+  bytes_ += text.size();
+  ProfileFile file = parse_profile_text(path, text);
+  const auto [it, added] = by_path_.emplace(path, Entry{std::move(text), std::move(file)});
+  return it->second.file;
+}
+
+const std::string& ProfileShelf::text_at(const std::string& path) const {
+  return by_path_.at(path).text;
+}
+
+Profile load_chain(const ProfileFile& first, ProfileShelf& shelf) {
+  std::vector<const ProfileFile*> chain = {&first};
+  while (chain.back()->extends) {
+    const ProfileFile& file = *chain.back();
+    const std::string& name = file.profile.name;
+    const std::string& parent = *file.extends;
+    const std::string at = file.extends_where + ": ";
+    if (parent == name)
+      throw PlanError(at + "profile " + quoted(name) +
+                      " extends itself. Fix: name the profile it builds on, or delete extends");
+    for (const ProfileFile* below : chain)
+      if (below->profile.name == parent)
+        throw PlanError(at + "extends " + quoted(parent) + " closes a cycle: " +
+                        chain_text(chain, parent) +
+                        ". Fix: let one profile of the cycle extend none of the others");
+    if (chain.size() > kMaxExtendsDepth)
+      throw PlanError(at + "extends " + quoted(parent) + ", which is more than " +
+                      std::to_string(kMaxExtendsDepth) + " levels of extends above " +
+                      quoted(first.profile.name) + " (" + chain_text(chain, parent) +
+                      "). Fix: build on fewer profiles; merge some of the chain into one file");
+    if (!shelf.has(parent))
+      throw PlanError(at + "extends " + quoted(parent) + ", but " + shelf.dir() + " has no " +
+                      parent + kExt + "; available: " + shelf.available() +
+                      ". Fix: name one of them, or install " + parent + kExt +
+                      " next to this file");
+    chain.push_back(&shelf.file(parent));
+  }
+  Profile p = chain.back()->profile;
+  for (std::size_t i = chain.size() - 1; i-- > 0;) p = merged(std::move(p), *chain[i]);
+  return checked(std::move(p));
+}
+
+Profile load_named(ProfileShelf& shelf, const std::string& name, const std::string& what) {
   try {
     check_profile_name(what, name);
   } catch (const PlanError& e) {
-    throw PlanError(std::string(e.what()) + ". Fix: use one of the profiles in " + dir + ": " +
-                    available(dir));
+    throw PlanError(std::string(e.what()) + ". Fix: use one of the profiles in " + shelf.dir() +
+                    ": " + shelf.available());
   }
-  if (!has_profile(dir, name))
-    throw PlanError(what + "=" + quoted(name) + " names no profile in " + dir + "; available: " +
-                    available(dir) + ". Fix: use one of them, or ask the admin to install " + name +
-                    kExt + " there");
-  return checked(with_parents(parse_profile_file(path_in(dir, name)), dir, {}));
+  if (!shelf.has(name))
+    throw PlanError(what + "=" + quoted(name) + " names no profile in " + shelf.dir() +
+                    "; available: " + shelf.available() +
+                    ". Fix: use one of them, or ask the admin to install " + name + kExt +
+                    " there");
+  return load_chain(shelf.file(name), shelf);
 }
 
 }  // namespace profile_detail
 
 Profile load_profile(const std::string& dir, const std::string& name) {
-  return profile_detail::load_named(dir, name, "profile");
+  ProfileShelf shelf = ProfileShelf::directory(dir);
+  return profile_detail::load_named(shelf, name, "profile");
 }
 
 Profile load_profile_file(const std::string& path) {
-  return checked(with_parents(profile_detail::parse_profile_file(path), dir_of(path), {}));
+  ProfileShelf shelf = ProfileShelf::directory(dir_of(path));
+  return profile_detail::load_chain(shelf.file_at(path), shelf);
 }
 
 std::vector<std::string> list_profiles(const std::string& dir) {

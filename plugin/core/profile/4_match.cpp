@@ -51,15 +51,16 @@ ProfileChoice select_profile(const std::string& dir, const std::optional<std::st
                              const std::optional<std::string>& default_profile,
                              const std::optional<std::string>& cluster_name,
                              const std::string& hostname) {
+  profile_detail::ProfileShelf shelf = profile_detail::ProfileShelf::directory(dir);
   if (requested)
-    return {profile_detail::load_named(dir, *requested, "--ddp-profile"),
+    return {profile_detail::load_named(shelf, *requested, "--ddp-profile"),
             "--ddp-profile=" + *requested};
   if (default_profile)
-    return {profile_detail::load_named(dir, *default_profile, "plugstack.conf default_profile"),
+    return {profile_detail::load_named(shelf, *default_profile, "plugstack.conf default_profile"),
             "plugstack default_profile=" + *default_profile};
   std::vector<Candidate> best;
-  for (const std::string& name : list_profiles(dir)) {
-    auto c = candidate(profile_detail::load_named(dir, name, "profile"), cluster_name, hostname);
+  for (const std::string& name : shelf.names()) {
+    auto c = candidate(profile_detail::load_named(shelf, name, "profile"), cluster_name, hostname);
     if (!c || (!best.empty() && c->specificity < best.front().specificity)) continue;
     if (!best.empty() && c->specificity > best.front().specificity) best.clear();
     best.push_back(std::move(*c));

@@ -11,8 +11,12 @@
 
 namespace ddp::plan {
 
-// Reads a user's profile file; the plugin passes one that reads with the user's rights.
+// A user's profile file by its path: in slurmstepd, the copy srun sent (user_chain.hpp).
 using ProfileFileReader = std::function<Profile(const std::string& path)>;
+
+// Throws PlanError, naming the site's profiles, when the user named a file and the site allows
+// only its own profiles.
+void check_user_profile_allowed(const UserOptions& options, const PlugstackConfig& config);
 
 ProfileChoice choose_profile(const UserOptions& options, const PlugstackConfig& config,
                              const std::optional<std::string>& cluster_name,

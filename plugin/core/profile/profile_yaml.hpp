@@ -12,8 +12,12 @@
 
 namespace ddp::plan::profile_yaml {
 
-// The one YAML document of a regular file of at most kMaxProfileBytes. Throws PlanError.
-YAML::Node read_document(const std::string& path);
+// A regular file of at most kMaxProfileBytes, opened without blocking (a FIFO planted where a
+// profile should be must not hang the reader). Throws PlanError naming the file and the fix.
+std::string read_profile_text(const std::string& path);
+
+// The one YAML document of a profile's text; `path` names it in messages. Throws PlanError.
+YAML::Node read_document(const std::string& path, const std::string& text);
 
 // A node and the keys that led to it ("nodes[1].network.socket_interfaces").
 class Field {

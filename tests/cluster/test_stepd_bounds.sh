@@ -1,0 +1,124 @@
+#!/bin/bash
+# What a job's user controls never holds root's slurmstepd, run as user `nobody`: a sampler that
+# floods its control channel, one that never reads it and never exits, a 20,000-deep `extends`
+# chain and a profile on a FIFO (user_profiles=yes), a mistyped plugstack.conf argument (DDP
+# steps fail with it, plain steps run). Each step ends within its bound with a message that
+# names the problem, no slurmstepd is left behind, and every node ends idle, not drained. The
+# user's own profile reaches nodes that cannot see the file (srun sends it), and the sampler runs
+# under the limits Slurm gives the task (SLURM_RLIMIT_*), not slurmstepd's.
+source "$(dirname "$0")/testlib.sh"
+source "$TESTS_DIR/lab-env.sh"
+id nobody >/dev/null 2>&1 || { echo "SKIP: no user nobody"; exit 77; }
+command -v cc >/dev/null || { echo "SKIP: no C compiler for the hostile sampler"; exit 77; }
+BOUND=20  # seconds, from the issue: each reproduction ends within it
+
+OUT=$WORK/out  # the user's working directory (the sampler writes its file there)
+mkdir "$OUT"
+chown nobody:"$(id -gn nobody)" "$OUT"
+cc -shared -fPIC -o "$WORK/hostile.so" "$PROGRAMS/hostile_sampler.c"
+chmod 755 "$WORK/hostile.so"
+as_user() { (cd "$OUT" && "$RUN" setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"); }
+
+restore() { "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true; }
+trap 'restore; rm -rf "$WORK"' EXIT
+lab_args=${DDP_SPANK_ARGS:-}
+DDP_SPANK_ARGS="$lab_args user_profiles=yes" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
+
+# No slurmstepd of the job is left, and every node is idle (not drained, not draining).
+settled() {
+  local job=$1 what=$2 i states
+  for ((i = 0; i < 50; i++)); do
+    states=$("$RUN" sinfo -h -N -o '%N=%t' | sort -u | tr '\n' ' ')
+    if ! pgrep -f "slurmstepd: \[$job\." >/dev/null && [[ $states == "n1=idle n2=idle " ]]; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  fail "$what: after the step: nodes $states; slurmstepd: $(pgrep -af "slurmstepd: \[$job\." || echo none);" \
+    "$("$RUN" scontrol show node | grep -i reason || true)"
+}
+
+# step WHAT EXPECT(ok|fail) CMD...: runs CMD as nobody within the bound; prints its output.
+step() {
+  local what=$1 expect=$2 start out rc=0 took
+  shift 2
+  start=$(now)
+  out=$(as_user timeout $((BOUND + 40)) "$@" 2>&1 </dev/null) || rc=$?
+  took=$(elapsed "$start")
+  echo "--- $what: exit $rc after $took s" >&2
+  printf '%s\n' "$out" >&2
+  awk -v t="$took" -v b="$BOUND" 'BEGIN { exit !(t < b) }' || fail "$what took $took s (bound $BOUND s)"
+  [[ $expect == ok && $rc == 0 || $expect == fail && $rc != 0 ]] || fail "$what: exit $rc, expected $expect"
+  printf '%s' "$out"
+}
+job_of() { sed -n 's/^job=\([0-9]*\)$/\1/p' <<<"$1" | head -1; }
+
+# 1. The issue's reproduction: the sampler floods fd 3.
+out=$(step "flooding sampler" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
+  --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=flood bash -c 'echo job=$SLURM_JOB_ID; sleep 2')
+expect_contains "$out" "the sampler wrote more than 65536 bytes" "flood named"
+expect_contains "$out" "it was killed" "flooding sampler killed"
+[ "$(grep -c "wrote more than" <<<"$out")" = 1 ] || fail "the flood was reported more than once"
+settled "$(job_of "$out")" "flooding sampler"
+
+# 2. A sampler that never reads its channel and never exits.
+out=$(step "hung sampler" ok srun -N2 -n2 --ddp --ddp-monitor=1 \
+  --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=hang bash -c 'echo job=$SLURM_JOB_ID; sleep 1')
+expect_contains "$out" "did not finish within 3 s after the step's tasks" "hung sampler named"
+settled "$(job_of "$out")" "hung sampler"
+# (a zombie has ended: whoever adopted it reaps it)
+live=$(ps -u nobody -o pid=,stat=,comm= | awk '$3 == "ddp-monitor" && $2 !~ /Z/')
+[ -z "$live" ] || fail "a sampler outlived its step: $live"
+
+# 3. The sampler gets the task's limits: the submitting shell's soft NOFILE, not root's.
+out=$(step "limits" ok bash -c 'ulimit -Sn 555; srun -N1 -n1 --ddp --ddp-monitor=1 bash -c "
+  sleep 1.5; echo task \$(grep \"Max open files\" /proc/self/limits)
+  for p in \$(pgrep -u nobody -x ddp-monitor); do echo sampler \$(grep \"Max open files\" /proc/\$p/limits); done"')
+expect_contains "$out" "task Max open files 555 " "the task's limit"
+expect_contains "$out" "sampler Max open files 555 " "the sampler's limit"
+
+# 4. A 20,000-deep extends chain of the user's.
+mkdir "$WORK/chain"
+awk 'BEGIN { for (i = 0; i <= 20000; i++) { f = ARGV[1] "/p" i ".yaml"
+  printf "name: p%d\n", i > f; if (i < 20000) printf "extends: p%d\n", i + 1 > f; close(f) } }' "$WORK/chain"
+chmod -R a+rX "$WORK/chain"
+out=$(step "20,000-deep extends" fail srun -N1 -n1 --ddp --ddp-profile="$WORK/chain/p0.yaml" true)
+expect_contains "$out" "more than 16 levels of extends" "depth limit named"
+expect_contains "$out" "$WORK/chain/p16.yaml" "the file named"
+settled "$(as_user srun -N1 -n1 bash -c 'echo $SLURM_JOB_ID')" "after the chain"
+
+# 5. A profile that is a FIFO: refused at once, not waited on.
+mkdir "$WORK/fifo" && mkfifo "$WORK/fifo/f.yaml" && chmod -R a+rwX "$WORK/fifo"
+out=$(step "FIFO profile" fail srun -N1 -n1 --ddp --ddp-profile="$WORK/fifo/f.yaml" true)
+expect_contains "$out" "is not a regular file" "FIFO refused"
+
+# 6. A user's profile, from a directory that n2 cannot see: srun sends it with the step.
+mkdir -p "$WORK/mine" "$WORK/empty"
+printf 'name: base\nenv: {FROM_BASE: "b"}\n' >"$WORK/mine/base.yaml"
+printf 'name: mine\nextends: base\nenv: {FROM_MINE: "m"}\n' >"$WORK/mine/mine.yaml"
+chmod -R a+rX "$WORK/mine" "$WORK/empty"
+"$RUN" --node n2 mount --bind "$WORK/empty" "$WORK/mine"
+out=$(step "user profile" ok srun -N2 -n2 --ddp --ddp-profile="$WORK/mine/mine.yaml" bash -c \
+  'echo "on $(hostname): $FROM_BASE$FROM_MINE $(ls '"$WORK/mine"' | wc -l) files ${SLURM_SPANK_DDP_USER_PROFILE:-gone}"')
+"$RUN" --node n2 umount "$WORK/mine"
+expect_contains "$out" "on n1: bm 2 files gone" "n1 planned from the user's profile"
+expect_contains "$out" "on n2: bm 0 files gone" "n2 planned from the copy srun sent"
+
+# 7. A mistyped plugstack.conf argument: DDP steps fail with it, everything else runs.
+DDP_SPANK_ARGS="$lab_args bogus=1" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart (bogus=1)"
+out=$(step "plain step, bad plugstack" ok srun -N2 -n2 bash -c 'echo job=$SLURM_JOB_ID')
+settled "$(job_of "$out")" "plain step"
+step "plain batch job, bad plugstack" ok sbatch --wait -N1 -o /dev/null --wrap true >/dev/null
+out=$(step "DDP step, bad plugstack" fail srun -N1 -n1 --ddp true)
+expect_contains "$out" "plugstack.conf argument 'bogus' is unknown" "srun names the argument"
+expect_contains "$out" "tell the administrator" "srun says whose it is"
+out=$(step "DDP job, bad plugstack" fail sbatch --ddp-nodes=2 --ddp-gpus=1 --wrap true)
+expect_contains "$out" "plugstack.conf argument" "sbatch names the problem"
+# A DDP option a job passes on reaches slurmstepd, which fails the step with the same words.
+out=$(step "inherited DDP option, bad plugstack" fail env SLURM_SPANK__SLURM_SPANK_OPTION_spank_ddp_ddp="(null)" \
+  srun -N1 -n1 true)
+expect_contains "$out" "plugstack.conf argument 'bogus' is unknown" "slurmstepd names the argument"
+grep -q "spank_ddp: plugstack.conf argument 'bogus' is unknown" "$LAB_LOG_DIR/slurmd-n1.log" ||
+  fail "slurmd's log does not say it"
+restore
+echo "PASS: every reproduction ended within $BOUND s with its message; nodes idle"
