@@ -51,6 +51,14 @@ std::optional<std::string> node_name(const std::string& nodelist, unsigned node_
   return hosts[node_id];
 }
 
+// The task's TMPDIR, for the error file directory: absolute, and plain enough for a command line.
+bool usable_tmpdir(const std::string& dir) {
+  if (dir.size() < 2 || dir.size() > 1024 || dir.front() != '/') return false;
+  for (unsigned char c : dir)
+    if (c <= ' ' || c >= 0x7f) return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> get_env(spank_t sp, const char* name) {
@@ -89,6 +97,8 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
   f.nodelist = *nodelist;
   f.hostname = node_name(f.nodelist, f.node_id).value_or(hostname());
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
+  f.restart_count = item<std::uint32_t>(sp, S_SLURM_RESTART_COUNT, "the job's restart count");
+  if (const auto tmp = get_env(sp, "TMPDIR"); tmp && usable_tmpdir(*tmp)) f.tmpdir = *tmp;
   f.alloc_cores = step_alloc_cores(sp);
   if (node)
     f.topology = node->topology;

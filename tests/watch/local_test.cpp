@@ -10,7 +10,6 @@
 #include "rank_ranges.hpp"
 #include "verdict_text.hpp"
 #include "watch_args.hpp"
-#include "watch_control.hpp"
 
 namespace w = ddp::watch;
 using std::chrono::seconds;
@@ -160,18 +159,4 @@ TEST(WatchArgs, RoundTripAndRefusals) {
   argv.insert(argv.end(), {"--timeout", "1"});
   EXPECT_THROW(w::parse_watch_args(argv), ddp::plan::PlanError);
   EXPECT_EQ(w::error_file("/d", 7), "/d/rank-7.json");
-}
-
-TEST(WatchControl, Lines) {
-  const auto task = w::parse_control_line(w::task_line(1, 5, 1234, 998877));
-  ASSERT_TRUE(task);
-  EXPECT_EQ(task->kind, w::ControlLine::Kind::Task);
-  EXPECT_EQ(task->global, 5u);
-  EXPECT_EQ(task->start_time, 998877u);
-  const auto exit = w::parse_control_line(w::exit_line(1, 5, 0x0900, 1700000000000000001));
-  ASSERT_TRUE(exit);
-  EXPECT_EQ(exit->status, 0x0900);
-  EXPECT_EQ(exit->wall_ns, 1700000000000000001);
-  EXPECT_FALSE(w::parse_control_line("task 1 2"));
-  EXPECT_FALSE(w::parse_control_line("hello"));
 }

@@ -67,6 +67,13 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
   return a;
 }
 
+bool valid_key(std::string_view key) {
+  if (key.size() != kKeyHexDigits) return false;
+  for (char c : key)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 std::string error_file(const std::string& dir, unsigned rank) {
   return dir + "/rank-" + std::to_string(rank) + ".json";
 }

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ddp::watch {
@@ -14,6 +16,10 @@ inline constexpr unsigned kMinTimeout = 5;      // seconds
 inline constexpr unsigned kMaxTimeout = 86400;
 inline constexpr unsigned kDefaultTimeout = 45;  // + KillWait (30 s) for a lost node: within 90 s
 inline constexpr const char* kKeyVariable = "DDP_WATCH_KEY";
+inline constexpr std::size_t kKeyHexDigits = 32;  // 128 bits from getrandom() in srun
+
+// A key is kKeyHexDigits lowercase hex digits.
+bool valid_key(std::string_view key);
 
 struct WatchArgs {
   std::uint32_t job = 0;

@@ -32,12 +32,12 @@ LocalTasks::~LocalTasks() {
     if (t.pidfd >= 0) ::close(t.pidfd);
 }
 
-void LocalTasks::forked(const ControlLine& line) {
+void LocalTasks::forked(const monitor::ControlMessage& line) {
   for (const LocalTask& t : tasks_)
-    if (t.local == line.local) return;
+    if (t.local == static_cast<unsigned>(line.local)) return;
   LocalTask t;
-  t.local = line.local;
-  t.global = line.global;
+  t.local = static_cast<unsigned>(line.local);
+  t.global = static_cast<unsigned>(line.global);
   t.pid = line.pid;
   t.start_time = line.start_time;
   // Opened, then checked: if the pid still names the task now, the pidfd names it for good.
@@ -50,9 +50,9 @@ void LocalTasks::forked(const ControlLine& line) {
   tasks_.push_back(std::move(t));
 }
 
-const LocalTask* LocalTasks::ended(const ControlLine& line) {
+const LocalTask* LocalTasks::ended(const monitor::ControlMessage& line) {
   for (LocalTask& t : tasks_)
-    if (t.local == line.local) {
+    if (t.local == static_cast<unsigned>(line.local)) {
       t.ended = true;
       t.status = line.status;
       if (t.pidfd >= 0) {

@@ -1,4 +1,4 @@
-// The step's tasks on this node, as slurmstepd reported them (watch_control.hpp): which are still
+// The step's tasks on this node, as slurmstepd reported them (monitor/launch/control.hpp): which are still
 // running, which ended and how, which are frozen, and how to end them. Each task is held by a
 // pidfd opened from its pid and checked against the start time slurmstepd read, so a signal never
 // reaches another process that got a recycled pid.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "frozen.hpp"
-#include "watch_control.hpp"
+#include "control.hpp"
 
 namespace ddp::watch {
 
@@ -38,9 +38,9 @@ class LocalTasks {
   LocalTasks(const LocalTasks&) = delete;
   LocalTasks& operator=(const LocalTasks&) = delete;
 
-  void forked(const ControlLine& line);
+  void forked(const monitor::ControlMessage& line);
   // The task that ended, or nullptr for one never reported as forked.
-  const LocalTask* ended(const ControlLine& line);
+  const LocalTask* ended(const monitor::ControlMessage& line);
   // Ranks frozen for the time-out, each said once.
   std::vector<FrozenTask> frozen(Clock::time_point now, Ms timeout);
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <random>
 
 #include "error_file.hpp"
@@ -95,19 +96,19 @@ void WatchNode::read_control(Now now) {
     }
     (void)control_in_.feed(buf, static_cast<std::size_t>(n));
     while (const auto text = control_in_.next()) {
-      const auto line = parse_control_line(*text);
+      const auto line = monitor::parse_control(*text);
       if (!line) continue;
-      if (line->kind == ControlLine::Kind::Task) {
+      if (line->kind == monitor::ControlMessage::Kind::Task) {
         tasks_.forked(*line);
         if (member_) member_->set_ranks(my_ranks());
-      } else if (line->kind == ControlLine::Kind::Exit) {
+      } else if (line->kind == monitor::ControlMessage::Kind::Exit) {
         if (const LocalTask* t = tasks_.ended(*line)) task_ended(*t, *line, now);
       }
     }
   }
 }
 
-void WatchNode::task_ended(const LocalTask& t, const ControlLine& line, Now now) {
+void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now) {
   // The watch's own SIGTERM and SIGKILL are the verdict's doing, not new failures.
   if (ending_) return;
   const int status = line.status;
@@ -365,7 +366,8 @@ int WatchNode::run() {
     broadcast(Datagram::Type::Bye);
   }
   if (args_.control_fd >= 0)
-    (void)::send(args_.control_fd, kDoneLine, 5, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
+                 MSG_NOSIGNAL | MSG_DONTWAIT);
   return 0;
 }
 

@@ -35,7 +35,7 @@ class WatchNode {
   bool head() const { return args_.node == 0; }
   void read_control(Now now);
   void read_network(Now now);
-  void task_ended(const LocalTask& t, const ControlLine& line, Now now);
+  void task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now);
   void failed_here(Failure f, Now now);
   void on_head_datagram(const Datagram& d, const Address& from, Now now);
   void on_member_datagram(const Datagram& d, Now now);

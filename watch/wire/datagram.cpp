@@ -80,13 +80,6 @@ bool get(const json& j, const char* name, T& out) {
 
 }  // namespace
 
-bool valid_key(std::string_view key) {
-  if (key.size() != kKeyHexDigits) return false;
-  for (char c : key)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
 std::string encode(const Datagram& d, std::string_view key) {
   json j = {{"v", kVersion}, {"k", std::string(key)}, {"t", type_name(d.type)}, {"n", d.node}};
   switch (d.type) {

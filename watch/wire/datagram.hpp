@@ -22,11 +22,11 @@
 #include <string_view>
 
 #include "failure.hpp"
+#include "watch_args.hpp"
 
 namespace ddp::watch {
 
 inline constexpr std::size_t kMaxDatagram = 1200;
-inline constexpr std::size_t kKeyHexDigits = 32;  // 128 bits from getrandom() in srun
 
 struct Datagram {
   enum class Type { Beat, Fail, Done, Ack, End, Bye } type = Type::Beat;
@@ -41,8 +41,5 @@ struct Datagram {
 std::string encode(const Datagram& d, std::string_view key);
 // nullopt for anything that is not a well-formed datagram of this step.
 std::optional<Datagram> decode(std::string_view bytes, std::string_view key);
-
-// A key is kKeyHexDigits lowercase hex digits.
-bool valid_key(std::string_view key);
 
 }  // namespace ddp::watch
