@@ -132,7 +132,7 @@ chmod 755 "$WORK/stuck-sampler.sh"
 restore() { "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true; }
 victim=
 trap 'restore; [ -z "$victim" ] || kill "$victim" 2>/dev/null; rm -rf "$WORK"' EXIT
-DDP_SPANK_ARGS="monitor=$WORK/stuck-sampler.sh" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
+DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }monitor=$WORK/stuck-sampler.sh" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
 start=$(now)
 (cd "$OUT" && as_user timeout 60 srun --ddp-monitor=1 -N1 -n1 true) || fail "the step with a stuck sampler"
 took=$(elapsed "$start")

@@ -25,7 +25,7 @@ w::Failure exit_of(unsigned rank, unsigned node, double when, int code = 1) {
   return f;
 }
 
-w::JudgeConfig config(unsigned nodes) { return {nodes, seconds(45), seconds(1)}; }
+w::JudgeConfig config(unsigned nodes) { return {nodes, seconds(45), seconds(1), 500000000}; }
 
 }  // namespace
 
@@ -111,4 +111,27 @@ TEST(WatchJudge, NextCheckFollowsTheSettleAndTheSilences) {
   j.failed(exit_of(1, 1, 3), at(3));
   EXPECT_TRUE(j.pending());
   EXPECT_EQ(j.next_check(at(3)), at(4).mono);
+}
+
+TEST(WatchJudge, ARankKilledBeatsThePeersThatLostItAtTheSameMoment) {
+  w::Judge j(config(2), at(0));
+  // Rank 2 was killed; its watch saw the death 30 ms after rank 1 and 3 raised for the lost peer.
+  j.failed(exit_of(1, 0, 10.000), at(10.1));
+  j.failed(exit_of(3, 1, 10.010), at(10.1));
+  w::Failure killed = exit_of(2, 1, 10.030);
+  killed.how = w::How::Signal;
+  killed.code = 9;
+  j.failed(killed, at(10.1));
+  auto v = j.verdict(at(11.2));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 2u);
+  EXPECT_EQ(v->also.at("exit code 1"), 2u);
+  // A rank that raised well before is the cause, whatever ends later.
+  w::Judge k(config(2), at(0));
+  k.failed(exit_of(3, 1, 10.0), at(10.1));
+  killed.at_ns = at(10.8).wall_ns;
+  k.failed(killed, at(10.9));
+  v = k.verdict(at(11.2));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 3u);
 }

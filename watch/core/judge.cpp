@@ -46,8 +46,20 @@ bool Judge::heard_all_done(Now now) const {
 }
 
 std::optional<Verdict> Judge::from_failures() {
+  const auto earliest = std::min_element(
+      failures_.begin(), failures_.end(),
+      [](const Failure& a, const Failure& b) { return a.at_ns < b.at_ns; })->at_ns;
+  // Failures this close are one event as far as the clocks can tell: a rank killed or crashed
+  // takes its peers down within milliseconds, and its death is seen (by its node's watch, on a
+  // busy CPU) a little late, while theirs are stamped when they raised. So among them a death
+  // by a signal is the cause; otherwise the earliest is.
+  const auto rank_of = [](const Failure& f) { return f.how == How::Signal ? 0 : 1; };
   const auto first = std::min_element(
-      failures_.begin(), failures_.end(), [](const Failure& a, const Failure& b) {
+      failures_.begin(), failures_.end(), [&](const Failure& a, const Failure& b) {
+        const bool a_now = a.at_ns - earliest <= config_.simultaneous_ns;
+        const bool b_now = b.at_ns - earliest <= config_.simultaneous_ns;
+        if (a_now != b_now) return a_now;
+        if (a_now && rank_of(a) != rank_of(b)) return rank_of(a) < rank_of(b);
         return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : a.rank < b.rank;
       });
   Verdict v;

@@ -23,6 +23,8 @@ struct JudgeConfig {
   unsigned nodes = 1;     // nodes in the step; node 0 is the head's own
   Ms timeout{45000};      // a heard node silent this long has failed
   Ms settle{1000};        // after the first failure, how long to wait for earlier ones
+  // Failures this close in time count as simultaneous (from_failures says how they are ordered).
+  std::int64_t simultaneous_ns = 500000000;
 };
 
 struct Verdict {

@@ -93,6 +93,16 @@ void LocalTasks::signal_running(int sig) {
   }
 }
 
+void LocalTasks::pidfds(std::vector<int>& out) const {
+  for (const LocalTask& t : tasks_)
+    if (!t.ended && t.pidfd >= 0 && t.gone_ns == 0) out.push_back(t.pidfd);
+}
+
+void LocalTasks::died(int pidfd, std::int64_t wall_ns) {
+  for (LocalTask& t : tasks_)
+    if (t.pidfd == pidfd && t.gone_ns == 0) t.gone_ns = wall_ns;
+}
+
 bool LocalTasks::any_running() const {
   for (const LocalTask& t : tasks_)
     if (!t.ended) return true;

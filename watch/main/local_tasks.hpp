@@ -21,6 +21,9 @@ struct LocalTask {
   int pidfd = -1;
   bool ended = false;
   int status = 0;
+  // When its pidfd turned readable: the moment it died, before slurmstepd reaped it and long
+  // before the others lost their connections to it (0: not seen).
+  std::int64_t gone_ns = 0;
   FrozenClock clock;
   bool frozen_said = false;
 };
@@ -46,6 +49,9 @@ class LocalTasks {
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).
   void signal_running(int sig);
   bool any_running() const;
+  // The pidfds of tasks not yet seen to die, to poll; and what a readable one means.
+  void pidfds(std::vector<int>& out) const;
+  void died(int pidfd, std::int64_t wall_ns);
   std::vector<unsigned> ranks() const;
 
  private:

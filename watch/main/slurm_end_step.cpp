@@ -35,7 +35,8 @@ void say(const char* what, const char* detail) {
 void end_step_through_slurm(std::uint32_t job, std::uint32_t step) {
   const pid_t child = ::fork();
   if (child != 0) return;  // reaped by SIGCHLD=SIG_IGN; a failed fork leaves Slurm's own ways
-  void* lib = ::dlopen(DDP_SLURM_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  // Global: the plugins libslurm loads in turn (auth/munge...) take their symbols from it.
+  void* lib = ::dlopen(DDP_SLURM_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
   if (!lib) {
     say("cannot load " DDP_SLURM_LIBRARY, ::dlerror());
     ::_exit(1);

@@ -42,7 +42,11 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
   started_ = now.mono;
   next_look_ = now.mono + every_;
   if (head()) {
-    judge_.emplace(JudgeConfig{args_.nodes, timeout_, times_.settle}, now);
+    JudgeConfig c;
+    c.nodes = args_.nodes;
+    c.timeout = timeout_;
+    c.settle = times_.settle;
+    judge_.emplace(c, now);
     members_.resize(args_.nodes);
   } else {
     MemberConfig c;
@@ -124,7 +128,8 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
     f.how = How::Exit;
     f.code = WIFEXITED(status) ? WEXITSTATUS(status) : status;
   }
-  f.at_ns = line.wall_ns;
+  // When it died, if the watch saw it (slurmstepd's line comes after the reaping and its hooks).
+  f.at_ns = t.gone_ns > 0 ? std::min(t.gone_ns, line.wall_ns) : line.wall_ns;
   if (!args_.error_dir.empty())
     if (const auto record = read_error_file(error_file(args_.error_dir, t.global))) {
       f.error = record->error;
@@ -251,7 +256,10 @@ void WatchNode::act(const Verdict& v, Now now) {
 // the step. Rare by design; several nodes may then each say theirs.
 void WatchNode::act_alone(Now now) {
   if (verdict_said_ || failures_here_.empty()) return;
-  Judge local(JudgeConfig{1, timeout_, Ms(0)}, now);
+  JudgeConfig c;
+  c.timeout = timeout_;
+  c.settle = Ms(0);
+  Judge local(c, now);
   for (Failure f : failures_here_) {
     f.node = 0;
     local.failed(f, now);
@@ -354,11 +362,18 @@ int WatchNode::run() {
     if (network_) read_network(now);
     tick(now);
     if (may_leave(now)) break;
-    pollfd fds[2];
-    nfds_t n = 0;
-    if (!stepd_gone_ && args_.control_fd >= 0) fds[n++] = {args_.control_fd, POLLIN, 0};
-    if (network_) fds[n++] = {udp_.fd(), POLLIN, 0};
-    (void)::poll(fds, n, timeout_ms(next_wake(now), now.mono));
+    std::vector<pollfd> fds;
+    if (!stepd_gone_ && args_.control_fd >= 0) fds.push_back({args_.control_fd, POLLIN, 0});
+    if (network_) fds.push_back({udp_.fd(), POLLIN, 0});
+    const std::size_t first_task = fds.size();
+    std::vector<int> pidfds;
+    tasks_.pidfds(pidfds);
+    for (int fd : pidfds) fds.push_back({fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), timeout_ms(next_wake(now), now.mono)) > 0) {
+      const std::int64_t when = Now::read().wall_ns;
+      for (std::size_t i = first_task; i < fds.size(); ++i)
+        if (fds[i].revents != 0) tasks_.died(fds[i].fd, when);
+    }
   }
   // Leaving normally: the members stop watching a head whose ranks are done.
   if (judge_ && network_ && !judge_->decided()) {
