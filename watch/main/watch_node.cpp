@@ -380,6 +380,12 @@ int WatchNode::run() {
     broadcast(Datagram::Type::Bye);
     broadcast(Datagram::Type::Bye);
   }
+  // The node's error files were read when their ranks failed; the step's directory goes with the
+  // last node that shares it.
+  if (!args_.error_dir.empty()) {
+    for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
+    (void)::rmdir(args_.error_dir.c_str());
+  }
   if (args_.control_fd >= 0)
     (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
                  MSG_NOSIGNAL | MSG_DONTWAIT);
