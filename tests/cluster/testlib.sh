@@ -70,14 +70,15 @@ trainer_job() {
 }
 
 # start_training EPOCHS [VAR=VALUE...]: ddp-cifar100 for EPOCHS epochs as a batch job of 2 nodes x
-# 2 ranks (no requeue, output in $WORK/out, job id in JOBID) with the variables exported; returns
-# once epoch 1 is done. On exit the job is cancelled and $WORK removed, after the test's own
-# AT_EXIT command when it set one (to undo what it broke).
+# 2 ranks (no requeue, output in $WORK/out, job id in JOBID) with the variables exported and the
+# sbatch options in TRAINING_OPTS; returns once epoch 1 is done. On exit the job is cancelled and
+# $WORK removed, after the test's own AT_EXIT command when it set one (to undo what it broke).
 start_training() {
   local epochs=$1
   shift
   trainer_job "$WORK/job.sh" "$@"
   JOBID=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
+    ${TRAINING_OPTS[@]+"${TRAINING_OPTS[@]}"} \
     "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs "$epochs")
   trap 'eval "${AT_EXIT:-true}"; "$RUN" scancel "$JOBID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
   wait_for_line "$WORK/out" "^Epoch 1/$epochs completed" 120 ||
