@@ -123,9 +123,11 @@ int run(const Args& a) {
   f.hostname = hosts[f.node_id];
   f.topology = p::load_topology(a.topology);
   // Planning for this machine: the CPUs this shell may use, as slurmstepd's own affinity is.
-  const p::CpuList affinity = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
-                              : a.topology   ? f.topology->cpus
-                                             : p::process_affinity();
+  p::CpuList affinity = a.cpus_allowed
+                           ? p::parse_index_list("--cpus-allowed", *a.cpus_allowed, p::kMaxCpuId)
+                       : a.topology ? f.topology->cpus
+                                    : p::process_affinity();
+  std::sort(affinity.begin(), affinity.end());
   f.alloc_cores = a.alloc_cores;
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
                           : default_step_cpus(*f.topology, a.alloc_cores, affinity);
@@ -139,7 +141,7 @@ int run(const Args& a) {
     if (value) p::apply_user_option(options, name, *value);
 
   p::GpuFacts gpus;
-  gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, 1u << 16);
+  gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, p::kMaxGpuIndex);
   gpus.cuda_visible_devices = a.cuda_visible_devices;
 
   const p::ProfileChoice choice = choose(a, config, f.hostname);
