@@ -127,6 +127,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
           [&](const std::string& path) { return ddp::spank::read_profile_as_user(uid, gid, path); });
       s.step = ddp::plan::plan_step(facts, options, s.config,
                                     ddp::plan::resolve_for_node(choice, facts.hostname));
+      s.gpus = ddp::spank::read_gpu_facts(sp);
     } catch (const std::exception& e) {
       s.deferred_error = e.what();
     }
@@ -153,7 +154,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     const auto start = Clock::now();
     try {
       const auto task = ddp::spank::read_task_facts(sp);
-      const auto gpus = ddp::spank::read_gpu_facts(sp);
+      const auto& gpus = s.gpus;
       const auto placement = ddp::plan::place_node(*s.step, gpus);
       const auto plan = ddp::plan::plan_task(*s.step, task, gpus, placement);
       for (const auto& e : plan.env) {
