@@ -92,6 +92,11 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     try {
       s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
                                         s.config.topology_xml, /*may_write=*/true);
+      // Once the file is current, steps read it and say nothing; a step that had to load hwloc
+      // says why in slurmd's log (a refused directory would otherwise be seen only with
+      // --ddp-verbose).
+      if (!s.node->from_file && !s.config.node_facts_dir.empty())
+        slurm_info("spank_ddp: node topology %s", s.node->how.c_str());
     } catch (const std::exception& e) {
       // The plan goes on without it, and says so (NCCL and Slurm then choose).
       s.node_problem = std::string("cannot load the node topology: ") + e.what();
