@@ -187,6 +187,13 @@ class Store : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
   p::NodeTopology get(bool may_write = true) { return p::node_topology(store_, xml_, may_write); }
+  // A valid file, moved away from its name for a test to put something else there.
+  std::string move_file_aside() {
+    get();
+    const std::string elsewhere = (root_ / "elsewhere").string();
+    fs::rename(store_.path(), elsewhere);
+    return elsewhere;
+  }
   mode_t mode_of(const std::string& path) {
     struct stat st{};
     EXPECT_EQ(stat(path.c_str(), &st), 0);
@@ -274,10 +281,7 @@ TEST_F(Store, AFileOfAnotherOwnerIsNeverBelieved) {
 }
 
 TEST_F(Store, ASymbolicLinkInPlaceOfTheFileIsNotFollowed) {
-  get();
-  const std::string elsewhere = (root_ / "elsewhere").string();
-  fs::rename(store_.path(), elsewhere);
-  fs::create_symlink(elsewhere, store_.path());
+  fs::create_symlink(move_file_aside(), store_.path());
   const auto after = get(false);
   EXPECT_FALSE(after.from_file);
   EXPECT_NE(after.how.find("cannot be opened"), std::string::npos) << after.how;
@@ -311,12 +315,9 @@ TEST_F(Store, ASymbolicLinkInPlaceOfTheDirectoryIsNotFollowed) {
 }
 
 TEST_F(Store, AHardLinkInPlaceOfTheFileIsNeverBelieved) {
-  get();
   // In a sticky directory anyone may add a name: a second name for a file of root's (a copy of
   // the cache here; /etc/shadow on a machine without fs.protected_hardlinks).
-  const std::string elsewhere = (root_ / "elsewhere").string();
-  fs::rename(store_.path(), elsewhere);
-  fs::create_hard_link(elsewhere, store_.path());
+  fs::create_hard_link(move_file_aside(), store_.path());
   const auto after = get(false);
   EXPECT_FALSE(after.from_file);
   EXPECT_NE(after.how.find("it has other names (hard links)"), std::string::npos) << after.how;
