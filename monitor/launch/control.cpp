@@ -32,8 +32,8 @@ std::optional<ControlMessage> parse_control(std::string_view line) {
     m.kind = ControlMessage::Kind::Exit;
     if (!(in >> m.local >> m.global >> m.status >> m.wall_ns) || m.local < 0 || m.global < 0)
       return std::nullopt;
-  } else if (word == "helper") {
-    m.kind = ControlMessage::Kind::Launched;
+  } else if (word == "sampler") {
+    m.kind = ControlMessage::Kind::Sampler;
     if (!(in >> m.pid) || m.pid <= 0) return std::nullopt;
   } else if (word == "hello") {
     m.kind = ControlMessage::Kind::Hello;

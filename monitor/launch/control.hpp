@@ -8,7 +8,9 @@
 //                           exit LOCAL GLOBAL STATUS WALL a task ended (the watch's): its wait
 //                                                        status, and when (ns since the epoch)
 //                           end of stream                 the step's tasks have ended: stop
-//   launcher   -> stepd     helper PID                    written before exec (async-signal-safe)
+//   launcher   -> stepd     sampler PID                   the helper's PID (for the watch too),
+//                                                        with its pidfd; the first line, sent
+//                                                        before the helper runs
 //   helper     -> stepd     hello PID START_TIME          the sampler's, for kernels without pidfds
 //                           done                          it said what it had to; it exits
 //
@@ -27,10 +29,10 @@ namespace ddp::monitor {
 inline constexpr int kControlFd = 3;
 
 struct ControlMessage {
-  enum class Kind { Task, Exit, Launched, Hello, Done } kind = Kind::Done;
+  enum class Kind { Task, Exit, Sampler, Hello, Done } kind = Kind::Done;
   long local = 0;          // Task, Exit
   long global = 0;         // Task, Exit
-  long pid = 0;            // Task, Launched, Hello
+  long pid = 0;            // Task, Sampler, Hello
   std::uint64_t start_time = 0;  // Task (0 when not given), Hello
   int status = 0;          // Exit
   std::int64_t wall_ns = 0;  // Exit

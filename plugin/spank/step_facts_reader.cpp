@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core_grant.hpp"
 #include "error.hpp"
 #include "hostlist.hpp"
+#include "limits.hpp"
 #include "local_host.hpp"
 #include "parse.hpp"
 
@@ -61,16 +63,18 @@ bool usable_tmpdir(const std::string& dir) {
 
 }  // namespace
 
-std::optional<std::string> get_env(spank_t sp, const char* name) {
+std::optional<std::string> get_env(spank_t sp, const char* name, std::size_t max) {
   // Environment values may be long (CUDA_VISIBLE_DEVICES with 64 UUIDs); grow until it fits.
   std::vector<char> buf(256);
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (;;) {
     const spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
     if (rc == ESPANK_SUCCESS) return std::string(buf.data());
     if (rc != ESPANK_NOSPACE) return std::nullopt;
-    buf.resize(buf.size() * 4);
+    if (buf.size() > max)
+      throw plan::PlanError(std::string(name) + " is longer than " + std::to_string(max) +
+                            " bytes; refusing to read it");
+    buf.resize(std::min(buf.size() * 4, max + 1));
   }
-  throw plan::PlanError(std::string(name) + " is longer than 1 MiB; refusing to read it");
 }
 
 std::optional<std::uint32_t> launch_step_id(spank_t sp) {
@@ -114,8 +118,8 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
 plan::GpuFacts read_gpu_facts(spank_t sp) {
   plan::GpuFacts g;
   if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"))
-    g.step_gpus = plan::parse_index_list("SLURM_STEP_GPUS", *gpus, 1u << 16);
-  g.cuda_visible_devices = get_env(sp, "CUDA_VISIBLE_DEVICES");
+    g.step_gpus = plan::parse_index_list("SLURM_STEP_GPUS", *gpus, plan::kMaxGpuIndex);
+  g.visible = get_env(sp, "CUDA_VISIBLE_DEVICES");
   return g;
 }
 
@@ -125,6 +129,7 @@ plan::TaskFacts read_task_facts(spank_t sp) {
   if (local < 0) throw plan::PlanError("Slurm reported a negative local task id");
   t.local_id = static_cast<unsigned>(local);
   t.global_id = item<std::uint32_t>(sp, S_TASK_GLOBAL_ID, "the global task id");
+  t.visible = get_env(sp, "CUDA_VISIBLE_DEVICES");
   return t;
 }
 

@@ -8,7 +8,7 @@ using namespace ddp::monitor;
 TEST(MonitorControl, MessagesAndLines) {
   LineBuffer in;
   const std::string text = task_message(1, 5, 4242, 99) + hello_message(77, 123456) +
-                           "helper 77\n" + kDoneMessage + "future 1 2\n" + "task x";
+                           "sampler 77\n" + kDoneMessage + "future 1 2\n" + "task x";
   in.feed(text.data(), 10);
   in.feed(text.data() + 10, text.size() - 10);
   auto m = parse_control(*in.next());
@@ -21,7 +21,7 @@ TEST(MonitorControl, MessagesAndLines) {
   m = parse_control(*in.next());
   EXPECT_EQ(m->kind, ControlMessage::Kind::Hello);
   EXPECT_EQ(m->start_time, 123456u);
-  EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Launched);
+  EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Sampler);
   EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Done);
   EXPECT_FALSE(parse_control(*in.next()));  // unknown: ignored
   EXPECT_FALSE(in.next());                  // "task x" has no newline yet

@@ -1,24 +1,13 @@
 #include "local_tasks.hpp"
 
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
-
+#include "pidfd.hpp"
 #include "proc_stat.hpp"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 namespace ddp::watch {
 namespace {
-
-int pidfd_open(long pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 bool same_process(const std::string& proc, long pid, std::uint64_t start_time) {
   const auto now = monitor::read_proc_stat(proc, pid);
@@ -41,7 +30,7 @@ void LocalTasks::forked(const monitor::ControlMessage& line) {
   t.pid = line.pid;
   t.start_time = line.start_time;
   // Opened, then checked: if the pid still names the task now, the pidfd names it for good.
-  t.pidfd = pidfd_open(t.pid);
+  t.pidfd = monitor::open_pidfd(static_cast<pid_t>(t.pid));
   if (t.pidfd >= 0 && !same_process(proc_, t.pid, t.start_time)) {
     ::close(t.pidfd);
     t.pidfd = -1;
@@ -79,7 +68,7 @@ std::vector<FrozenTask> LocalTasks::frozen(Clock::time_point now, Ms timeout) {
 }
 
 bool LocalTasks::send(LocalTask& t, int sig) {
-  if (t.pidfd >= 0) return ::syscall(SYS_pidfd_send_signal, t.pidfd, sig, nullptr, 0) == 0;
+  if (t.pidfd >= 0) return monitor::signal_pidfd(t.pidfd, sig);
   // Kernels without pidfds (before 5.3): the pid, if it still names the task.
   if (!same_process(proc_, t.pid, t.start_time)) return false;
   return ::kill(static_cast<pid_t>(t.pid), sig) == 0;
