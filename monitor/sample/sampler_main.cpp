@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "inherited_fds.hpp"
+#include "helper_main.hpp"
 #include "sampler.hpp"
 
 namespace {
@@ -27,19 +27,11 @@ const char* const kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  try {
+  return ddp::monitor::helper_main(argc, argv, "ddp-monitor", kUsage, [](const auto& args) {
     const auto parsed = ddp::monitor::parse_sampler_args(args);
     ddp::monitor::close_inherited_fds(parsed.control_fd);
     // It shares the CPUs of rank 0: training comes first.
     (void)setpriority(PRIO_PROCESS, 0, 10);
     return ddp::monitor::run_sampler(parsed, {}, STDERR_FILENO);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddp-monitor: %s\n%s", e.what(), kUsage);
-    return 2;
-  }
+  });
 }

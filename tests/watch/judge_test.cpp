@@ -2,18 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "watch_time.hpp"
+
 namespace w = ddp::watch;
+using ddp::watch::test::at;
 using std::chrono::seconds;
 
 namespace {
-
-w::Now at(double s) {
-  w::Now n;
-  n.mono = w::Clock::time_point(std::chrono::duration_cast<w::Clock::duration>(
-      std::chrono::duration<double>(1000 + s)));
-  n.wall_ns = static_cast<std::int64_t>((1700000000 + s) * 1e9);
-  return n;
-}
 
 w::Failure exit_of(unsigned rank, unsigned node, double when, int code = 1) {
   w::Failure f;

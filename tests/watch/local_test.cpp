@@ -7,7 +7,6 @@
 #include "error.hpp"
 #include "error_file.hpp"
 #include "frozen.hpp"
-#include "rank_ranges.hpp"
 #include "verdict_text.hpp"
 #include "watch_args.hpp"
 
@@ -85,12 +84,6 @@ TEST(WatchErrorFile, OnlyARegularFileIsRead) {
   unlink(fifo.c_str());
   unlink(file.c_str());
   rmdir(dir);
-}
-
-TEST(WatchText, RankRanges) {
-  EXPECT_EQ(w::rank_ranges({3, 2, 0, 1, 8, 10, 11}), "0-3,8,10-11");
-  EXPECT_EQ(w::rank_ranges({5}), "5");
-  EXPECT_EQ(w::rank_ranges({}), "");
 }
 
 TEST(WatchText, TheVerdictNamesTheFirstFailureOnceAndCountsTheOthers) {

@@ -2,19 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "watch_time.hpp"
+
 namespace w = ddp::watch;
+using ddp::watch::test::at;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
-
-w::Now at(double s) {
-  w::Now n;
-  n.mono = w::Clock::time_point(std::chrono::duration_cast<w::Clock::duration>(
-      std::chrono::duration<double>(1000 + s)));
-  n.wall_ns = static_cast<std::int64_t>((1700000000 + s) * 1e9);
-  return n;
-}
 
 w::MemberConfig config() {
   w::MemberConfig c;

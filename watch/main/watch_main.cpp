@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "inherited_fds.hpp"
+#include "helper_main.hpp"
 #include "watch_args.hpp"
 #include "watch_node.hpp"
 
@@ -28,12 +28,7 @@ const char* const kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  try {
+  return ddp::monitor::helper_main(argc, argv, "ddp-watch", kUsage, [](const auto& args) {
     const auto parsed = ddp::watch::parse_watch_args(args);
     ddp::monitor::close_inherited_fds(parsed.control_fd);
     const char* key = std::getenv(ddp::watch::kKeyVariable);
@@ -43,8 +38,5 @@ int main(int argc, char** argv) {
     (void)::signal(SIGCHLD, SIG_IGN);
     (void)::signal(SIGPIPE, SIG_IGN);
     return ddp::watch::WatchNode(parsed, std::move(secret), STDERR_FILENO).run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddp-watch: %s\n%s", e.what(), kUsage);
-    return 2;
-  }
+  });
 }

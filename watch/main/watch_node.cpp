@@ -12,7 +12,7 @@
 #include <random>
 
 #include "error_file.hpp"
-#include "rank_ranges.hpp"
+#include "parse.hpp"
 #include "slurm_end_step.hpp"
 #include "verdict_text.hpp"
 
@@ -79,7 +79,7 @@ void WatchNode::say(const std::vector<std::string>& lines) const {
   (void)!::write(out_fd_, text.data(), text.size());
 }
 
-std::string WatchNode::my_ranks() const { return rank_ranges(tasks_.ranks()); }
+std::string WatchNode::my_ranks() const { return plan::format_index_list(tasks_.ranks()); }
 
 void WatchNode::read_control(Now now) {
   if (stepd_gone_ || args_.control_fd < 0) return;
