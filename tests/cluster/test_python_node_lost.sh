@@ -16,7 +16,7 @@ link_up() { ip -n "$netns" link set eth0 up; }
 OUT=$WORK/out
 mkdir -p "$OUT"
 chown nobody:"$(id -gn nobody)" "$OUT"
-trap 'link_up 2>/dev/null; [ -n "${SRUN:-}" ] && kill "$SRUN" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'link_up 2>/dev/null || true; kill "${SRUN:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 (cd "$OUT" && exec "$RUN" setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
   timeout 150 srun --ddp -N2 --ntasks-per-node=2 --ddp-watch=$WATCH --export=ALL,STEPS=4000 \

@@ -57,14 +57,15 @@ need_trainer() {
 }
 
 # trainer_job FILE [VAR=VALUE...]: a batch script that runs ddp-cifar100 with its arguments under
-# srun, the variables exported, each task's PID in $WORK/pid.RANK (exec keeps it).
+# srun, the variables exported, each task's PID in $WORK/pid.RANK (exec keeps it) and its
+# torchrun restart count and run id in $WORK/torchelastic.RANK.
 trainer_job() {
   local file=$1 v
   shift
   {
     echo '#!/bin/bash'
     for v in "$@"; do echo "export $v"; done
-    echo "srun bash -c 'echo \$\$ >\"$WORK/pid.\$RANK\"; exec \"\$0\" \"\$@\"' \"$BIN\" \"\$@\""
+    echo "srun bash -c 'echo \$\$ >\"$WORK/pid.\$RANK\"; echo \$TORCHELASTIC_RESTART_COUNT \$TORCHELASTIC_RUN_ID >\"$WORK/torchelastic.\$RANK\"; exec \"\$0\" \"\$@\"' \"$BIN\" \"\$@\""
   } >"$file"
   chmod +x "$file"
 }
