@@ -208,16 +208,16 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
                     ddp::plan::ms_text(ms_since(start)) + " in this task; topology: " + s.node->how);
         tell_user(plan.summary());
       }
-      if (task.local_id == 0) {
-        ddp::spank::start_watch(sp, *s.step, s.watch_key);
-        ddp::spank::start_monitor(sp, *s.step, gpus, placement);
-      }
-      // Last: the preflight sees the environment and CPUs the program will get.
+      if (task.local_id == 0) ddp::spank::start_monitor(sp, *s.step, gpus, placement);
+      // The preflight sees the environment and CPUs the program will get.
       if (const auto preflight = ddp::plan::plan_preflight(*s.step, s.config))
         if (const auto failed = ddp::spank::run_preflight(sp, *preflight)) {
           slurm_error("spank_ddp: %s", failed->c_str());
           return -1;
         }
+      // Last, for the program: a step the preflight stopped has its own report, and no program
+      // whose failure the watch would have to name.
+      if (task.local_id == 0) ddp::spank::start_watch(sp, *s.step, s.watch_key);
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
       return -1;

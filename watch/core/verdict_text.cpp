@@ -33,9 +33,9 @@ std::vector<std::string> verdict_lines(const Verdict& v, const StepName& step) {
     lines.push_back("root cause: " + f.error + (f.where.empty() ? "" : " (" + f.where + ")"));
   else if (f.how == How::Exit)
     lines.push_back("rank " + std::to_string(f.rank) +
-                    " left no error file: decorate its main with torch's @record "
-                    "(torch.distributed.elastic.multiprocessing.errors.record) to see its "
-                    "exception here");
+                    " left no error file: a Python program's exception is named here when its "
+                    "entry point is decorated with torch's @record "
+                    "(torch.distributed.elastic.multiprocessing.errors.record)");
   std::string also;
   for (const auto& [how, n] : v.also)
     also += (also.empty() ? "" : ", ") + plural(n, "rank") + " (" + how + ")";
