@@ -61,6 +61,11 @@ TEXT=$(cat "$OUT/job.out")
 [ "$(verdicts)" = 1 ] || fail "batch: expected one verdict: $TEXT"
 expect_contains "$TEXT" "failed: rank 1 on n1 exited with code 1, the first of 4 ranks to fail" "batch: named"
 expect_contains "$TEXT" "root cause: ValueError: injected failure on rank 1" "batch: its exception"
+# And from salloc, without the cli_filter's shape options.
+TEXT=$(as_user timeout 120 salloc -N2 --ntasks-per-node=2 srun --ddp --ddp-watch=$WATCH \
+  "$PYTHON" "$PROGRAMS/python_faults.py" raise 2 2>&1) && fail "salloc: the step succeeded"
+[ "$(verdicts)" = 1 ] || fail "salloc: expected one verdict: $TEXT"
+expect_contains "$TEXT" "failed: rank 2 on n2 exited with code 1, the first of 4 ranks to fail" "salloc: named"
 
 case_ killed sigkill 2
 [ "$RC" != 0 ] || fail "killed: the step succeeded"

@@ -15,8 +15,8 @@ namespace ddp::watch {
 namespace {
 
 // slurm_kill_job_step gained a flags argument in 23.11; the header this was built with decides.
-int kill_step(int (*f)(std::uint32_t, std::uint32_t, std::uint16_t), std::uint32_t job,
-              std::uint32_t step) {
+[[maybe_unused]] int kill_step(int (*f)(std::uint32_t, std::uint32_t, std::uint16_t),
+                               std::uint32_t job, std::uint32_t step) {
   return f(job, step, SIGKILL);
 }
 [[maybe_unused]] int kill_step(int (*f)(std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t),
