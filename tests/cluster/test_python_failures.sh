@@ -96,10 +96,5 @@ within $((WATCH + 5)) "D state"
 expect_contains "$TEXT" "failed: rank 3 on n2 has been in uninterruptible sleep (state D) for $WATCH s" "hung: named"
 
 # Nothing of the steps lives on (the watches leave within a second of their node's last task).
-for ((i = 0; i < 50; i++)); do
-  live=$(ps -u nobody -o pid=,comm= | awk '$2 ~ /python3|dstate|ddp-watch/' || true)
-  [ -z "$live" ] && break
-  sleep 0.2
-done
-[ -z "$live" ] || fail "processes of the steps outlived them: $live"
+processes_gone nobody 'python3|dstate|ddp-watch' 10 || fail "processes of the steps outlived them: $LIVE"
 echo "PASS: ${TIMES[*]} (fault to srun's end; --ddp-watch=$WATCH)"

@@ -41,11 +41,6 @@ echo "$out"
 expect_contains "$out" "failed: node n2 (ranks 2-3) has not answered the failure watch for " "n2 and its ranks named"
 expect_contains "$out" "the node froze, or dropped off the network; ending the step (failure watch time-out $WATCH s" "the cause and the setting"
 # The ranks on n2, cut off, were ended by n2's own watch.
-for ((i = 0; i < 50; i++)); do
-  live=$(ps -u nobody -o pid=,comm= | awk '$2 ~ /python3|ddp-watch/' || true)
-  [ -z "$live" ] && break
-  sleep 0.2
-done
-[ -z "$live" ] || fail "processes of the step outlived it: $live"
+processes_gone nobody 'python3|ddp-watch' 10 || fail "processes of the step outlived it: $LIVE"
 "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "the lab did not recover"
 echo "PASS: srun ended ${took} s after n2 went off the network (--ddp-watch=$WATCH, KillWait=$KILL_WAIT)"

@@ -106,6 +106,18 @@ wait_job_gone() {
   return 1
 }
 
+# processes_gone USER COMMANDS SECONDS: true once USER runs no process whose name matches the awk
+# pattern COMMANDS (e.g. 'python3|ddp-watch'); LIVE holds what was left otherwise.
+processes_gone() {
+  local i
+  for ((i = 0; i < $3 * 5; i++)); do
+    LIVE=$(ps -u "$1" -o pid=,comm= | awk -v p="$2" '$2 ~ p' || true)
+    [ -z "$LIVE" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
 # now: seconds since the epoch, with fractions.
 now() { date +%s.%N; }
 # elapsed START: seconds since START, one decimal.
