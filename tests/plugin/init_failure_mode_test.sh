@@ -1,5 +1,5 @@
 #!/bin/bash
-# Slurm 25.05 and later drain the node when a plugin's slurm_spank_init fails in slurmstepd,
+# Slurm after 24.11 drains the node when a plugin's slurm_spank_init fails in slurmstepd,
 # unless the plugin exports slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE
 # (plugin/spank/init_failure_mode.cpp says why ours does). Checked in the built plugin itself: the
 # symbol must survive the version script and C++ linkage as a dynamic data symbol, with that
