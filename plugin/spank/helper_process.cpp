@@ -1,25 +1,12 @@
 #include "helper_process.hpp"
 
 #include <dlfcn.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "spank_api.hpp"
-
-// Older kernel headers lack the numbers; they are the same on every architecture.
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 namespace ddp::spank {
 namespace {
@@ -55,17 +42,14 @@ plan::UserLimits task_limits(char** job_env) {
   return plan::user_limits(env, slurm_propagation);
 }
 
-int open_pidfd(pid_t pid) noexcept {
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-}
-
-bool signal_pidfd(int pidfd, int sig) noexcept {
-  return ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) == 0;
-}
-
-bool pidfd_ended(int pidfd) noexcept {
-  pollfd p = {pidfd, POLLIN, 0};
-  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+void apply_user_limits(const plan::UserLimits& limits) noexcept {
+  for (std::size_t i = 0; i < limits.count; ++i) {
+    const plan::UserLimit& l = limits.limits[i];
+    rlimit r{};
+    if (getrlimit(l.resource, &r) != 0 || l.soft > r.rlim_max) continue;
+    r.rlim_cur = l.soft;
+    (void)setrlimit(l.resource, &r);
+  }
 }
 
 }  // namespace ddp::spank

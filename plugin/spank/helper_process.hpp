@@ -1,9 +1,6 @@
-// What every helper program the plugin starts from a task's task_init gets (the sampler, the
-// preflight), and how slurmstepd signals one: through a pidfd, so that a PID the kernel has
-// given to another process since is never signalled.
+// What every helper program the plugin starts from a task's task_init gets before it execs (the
+// sampler, the preflight): the limits Slurm will give the task, not slurmstepd's.
 #pragma once
-
-#include <sys/types.h>
 
 #include "user_limits.hpp"
 
@@ -13,10 +10,9 @@ namespace ddp::spank {
 // slurm.conf's PropagateResourceLimits as this slurmstepd read it.
 plan::UserLimits task_limits(char** job_env);
 
-// Linux 5.3 and later; -1 (errno ENOSYS) before, where callers fall back on what they checked.
-int open_pidfd(pid_t pid) noexcept;
-bool signal_pidfd(int pidfd, int sig) noexcept;
-// Whether the process has ended (its pidfd reads ready); false while it runs or when unknown.
-bool pidfd_ended(int pidfd) noexcept;
+// In the forked child before exec (async-signal-safe: getrlimit and setrlimit only). Sets each
+// soft limit; one above the hard limit is left as it is, as for the task (whose user cannot
+// raise it either).
+void apply_user_limits(const plan::UserLimits& limits) noexcept;
 
 }  // namespace ddp::spank

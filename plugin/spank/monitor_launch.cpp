@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,7 +17,9 @@
 #include <vector>
 
 #include "control.hpp"
+#include "control_reader.hpp"
 #include "helper_process.hpp"
+#include "pidfd.hpp"
 #include "plugin_state.hpp"
 #include "proc_stat.hpp"
 #include "step_facts_reader.hpp"
@@ -65,8 +66,8 @@ void send_line(int fd, const char* text, std::size_t size) {
 }
 
 // The launcher's "sampler PID" line, with a pidfd of the sampler attached when the kernel has
-// pidfds (async-signal-safe: sendmsg only).
-void send_sampler_line(int fd, const char* text, std::size_t size, int pidfd) {
+// pidfds; true once the whole line is on the channel (async-signal-safe: sendmsg only).
+bool send_sampler_line(int fd, const char* text, std::size_t size, int pidfd) {
   iovec iov = {const_cast<char*>(text), size};
   msghdr msg{};
   msg.msg_iov = &iov;
@@ -81,8 +82,10 @@ void send_sampler_line(int fd, const char* text, std::size_t size, int pidfd) {
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
   }
-  while (::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR) {
+  ssize_t n;
+  while ((n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR) {
   }
+  return n == static_cast<ssize_t>(size);
 }
 
 // The real and effective user of a process, from /proc/PID/status.
@@ -98,98 +101,40 @@ std::optional<std::pair<uid_t, uid_t>> process_uids(long pid) {
   return std::nullopt;
 }
 
-double monotonic() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+// Root signals no process but one of the job's own user.
+bool of_user(long pid, uid_t job_uid) {
+  const auto uids = process_uids(pid);
+  return uids && uids->first == job_uid && uids->second == job_uid;
 }
 
-// What slurmstepd has heard on the channel. Everything after the launcher's first line is the
-// user's word: the sampler runs the job's environment, LD_PRELOAD included.
-struct Heard {
-  monitor::LineBuffer lines;
-  bool launched = false;  // "sampler PID" from the launcher
-  bool first = true;      // no byte read yet: only the launcher's line may carry a descriptor
-  int pidfd = -1;         // the sampler's, from the launcher
-  long pid = 0;           // from hello, for kernels without pidfds
-  std::uint64_t start_time = 0;
-  bool hello = false;
-  ~Heard() {
-    if (pidfd >= 0) ::close(pidfd);
+// SIGKILL to the sampler: through its pidfd; without one (kernels before 5.3, or a launcher that
+// could not pass it) only if the PID is still the very process that said hello.
+bool kill_sampler(const monitor::Heard& h, uid_t job_uid) {
+  if (h.pidfd >= 0) {
+    if (monitor::pidfd_ended(h.pidfd) || !of_user(h.sampler, job_uid)) return false;
+    if (monitor::signal_pidfd(h.pidfd, SIGKILL)) return true;
+    if (errno == ESRCH) return false;
   }
-};
-
-enum class Drained { More, Done, Overflow };
-
-// One recvmsg that keeps a descriptor only from the launcher's line (the first bytes on the
-// channel, sent before the sampler may run); any other is closed unread, so that a sampler cannot
-// hand root a pidfd of a process that is not its own.
-ssize_t receive(int fd, char* buf, std::size_t size, Heard& h) {
-  iovec iov = {buf, size};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  if (n < 0) return n;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (std::size_t i = 0; i < count; ++i) {
-      int passed = -1;
-      std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (h.first && h.pidfd < 0 && passed >= 0)
-        h.pidfd = passed;
-      else if (passed >= 0)
-        ::close(passed);
-    }
-  }
-  if (n > 0) h.first = false;
-  return n;
-}
-
-// Reads what has arrived, without blocking and never past `deadline` or the channel's limits.
-Drained drain(int fd, Heard& h, double deadline) {
-  char buf[512];
-  while (monotonic() < deadline) {
-    const ssize_t n = receive(fd, buf, sizeof buf, h);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Drained::More;
-    if (n <= 0) return Drained::Done;  // end of stream: the sampler has gone
-    if (!h.lines.feed(buf, static_cast<std::size_t>(n))) return Drained::Overflow;
-    while (const auto line = h.lines.next()) {
-      const auto m = monitor::parse_control(*line);
-      if (!m) continue;
-      if (m->kind == monitor::ControlMessage::Kind::Sampler) h.launched = true;
-      if (m->kind == monitor::ControlMessage::Kind::Hello) {
-        h.hello = true;
-        h.pid = m->pid;
-        h.start_time = m->start_time;
-      }
-      if (m->kind == monitor::ControlMessage::Kind::Done) return Drained::Done;
-    }
-    if (h.lines.overflowed()) return Drained::Overflow;
-  }
-  return Drained::More;
-}
-
-// SIGKILL to the sampler: through its pidfd; without one (kernels before 5.3) only if the PID is
-// still the very process that said hello, and of the job's own user.
-bool kill_sampler(const Heard& h, uid_t job_uid) {
-  if (h.pidfd >= 0) return !pidfd_ended(h.pidfd) && signal_pidfd(h.pidfd, SIGKILL);
   if (!h.hello) return false;
   const auto now = monitor::read_proc_stat("/proc", h.pid);
-  const auto uids = process_uids(h.pid);
-  const bool users = uids && uids->first == job_uid && uids->second == job_uid;
-  if (!now || now->start_time != h.start_time || now->state == 'Z' || !users) return false;
+  if (!now || now->start_time != h.start_time || now->state == 'Z' || !of_user(h.pid, job_uid))
+    return false;
   return ::kill(static_cast<pid_t>(h.pid), SIGKILL) == 0;
+}
+
+void close_channel() {
+  Channel& c = channel();
+  for (int* fd : {&c.stepd_end, &c.sampler_end})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
 }
 
 // Ends the stream and waits for the sampler's `done`, at most `timeout` seconds; a sampler that
 // is still there then (stuck in a driver call, say), or that says more than the channel's limits
-// allow, is killed.
+// allow, is killed. The channel is closed on every way out: what is left in it unread (a
+// descriptor of the task's output, say) must not keep the step's output open.
 void stop(double timeout) {
   Channel& c = channel();
   if (c.stepd_end < 0 || c.stopped) return;
@@ -200,52 +145,45 @@ void stop(double timeout) {
     ::close(c.sampler_end);
     c.sampler_end = -1;
   }
-  Heard h;
-  const double deadline = monotonic() + timeout;
-  Drained state = drain(c.stepd_end, h, deadline);
-  // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
-  if (!h.launched && state != Drained::Overflow) return;
-  while (state == Drained::More) {
-    const double left = deadline - monotonic();
+  monitor::Heard h;
+  const double deadline = monitor::monotonic_seconds() + timeout;
+  monitor::Drained state = monitor::drain(c.stepd_end, h, deadline);
+  while (state == monitor::Drained::More && h.launched) {
+    const double left = deadline - monitor::monotonic_seconds();
     if (left <= 0) break;
     pollfd p = {c.stepd_end, POLLIN, 0};
     (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
-    state = drain(c.stepd_end, h, deadline);
-  }
-  if (state == Drained::Overflow) {
-    const bool killed = kill_sampler(h, c.job_uid);
-    // slurm_spank_log reaches the step's output: one line, whatever the sampler wrote.
-    slurm_spank_log("spank_ddp: warning: --ddp-monitor: the sampler wrote more than %zu bytes, or a "
-                "line longer than %zu, to its control channel, which carries a few short lines; "
-                "%s. Something in its environment (LD_PRELOAD?) writes to descriptor %d",
-                monitor::kMaxControlBytes, monitor::kMaxControlLine,
-                killed ? "it was killed" : "it had already ended", monitor::kControlFd);
-    return;
+    state = monitor::drain(c.stepd_end, h, deadline);
   }
   // Its `done` (or its end of the stream) is not its end: with a pidfd, wait for the process too,
   // which then no longer holds the task's output open.
-  if (state == Drained::Done) {
-    if (h.pidfd < 0) return;
-    for (double left = deadline - monotonic(); left > 0 && !pidfd_ended(h.pidfd);
-         left = deadline - monotonic()) {
+  if (state == monitor::Drained::Done && h.pidfd >= 0)
+    for (double left = deadline - monitor::monotonic_seconds();
+         left > 0 && !monitor::pidfd_ended(h.pidfd); left = deadline - monitor::monotonic_seconds()) {
       pollfd p = {h.pidfd, POLLIN, 0};
       (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
     }
-  }
-  if (kill_sampler(h, c.job_uid))
+  close_channel();
+  // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
+  if (!h.launched && state != monitor::Drained::Overflow) return;
+  if (state == monitor::Drained::Done && h.pidfd < 0) return;
+  const bool killed = kill_sampler(h, c.job_uid);
+  // slurm_spank_log reaches the step's output (from task_exit; from exit only slurmd's log).
+  if (state == monitor::Drained::Overflow)
+    slurm_spank_log("spank_ddp: warning: --ddp-monitor: the sampler wrote more than %zu bytes, or "
+                    "a line longer than %zu, to its control channel, which carries a few short "
+                    "lines; %s. Something in its environment (LD_PRELOAD?) writes to descriptor %d",
+                    monitor::kMaxControlBytes, monitor::kMaxControlLine,
+                    killed ? "it was killed"
+                    : h.pidfd < 0 && !h.hello
+                        ? "it could not be killed safely here (no pidfd), and ends with the step"
+                        : "it had ended",
+                    monitor::kControlFd);
+  else if (killed)
     slurm_spank_log("spank_ddp: warning: --ddp-monitor: the sampler did not finish within %.0f s "
                     "after the step's tasks (stuck in a driver call, or something in its "
                     "environment); it was killed, and this node's summary is missing",
                     timeout);
-}
-
-void close_channel() {
-  Channel& c = channel();
-  for (int* fd : {&c.stepd_end, &c.sampler_end})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
@@ -286,8 +224,9 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
   const std::string exec_failed =
       std::string(kLogPrefix) + "warning: --ddp-monitor: cannot start " + program +
       "; this step runs unmonitored\n";
-  // The sampler waits on this pipe until the launcher's line is on the channel, so that line is
-  // the first one slurmstepd reads, before anything the user's environment may write there.
+  // The sampler waits on this pipe for the launcher's go, written once the launcher's line is on
+  // the channel: that line is the first slurmstepd reads, before anything the user's
+  // environment may write there.
   int release[2];
   if (::pipe2(release, O_CLOEXEC) != 0) return refuse(std::string("pipe: ") + std::strerror(errno));
 
@@ -302,24 +241,30 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
     // sampler is no child of the user's program (which might wait for every child it has).
     const pid_t sampler = ::fork();
     if (sampler != 0) {
-      if (sampler > 0) {
-        char line[48] = "sampler ";
-        std::size_t n = 8 + decimal(line + 8, sampler);
-        line[n++] = '\n';
-        // Opened while the sampler is this process's unreaped child: its PID cannot be reused.
-        send_sampler_line(control, line, n, open_pidfd(sampler));
-      }
-      ::_exit(sampler > 0 ? 0 : 1);
+      if (sampler < 0) ::_exit(1);
+      char line[48] = "sampler ";
+      std::size_t n = 8 + decimal(line + 8, sampler);
+      line[n++] = '\n';
+      // Opened while the sampler is this process's unreaped child: its PID cannot be reused.
+      const int pidfd = monitor::open_pidfd(sampler);
+      const bool sent = send_sampler_line(control, line, n, pidfd) ||
+                        (pidfd >= 0 && send_sampler_line(control, line, n, -1));
+      // The sampler runs only once its line is out; otherwise it never runs at all.
+      if (!sent || ::write(release[1], "g", 1) != 1) ::kill(sampler, SIGKILL);
+      ::_exit(0);
     }
     ::close(release[1]);
     char go = 0;
-    while (::read(release[0], &go, 1) < 0 && errno == EINTR) {
+    ssize_t got;
+    while ((got = ::read(release[0], &go, 1)) < 0 && errno == EINTR) {
     }
-    plan::apply_user_limits(limits);
+    if (got != 1) ::_exit(1);
+    apply_user_limits(limits);
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, STDIN_FILENO);
       ::dup2(null, STDOUT_FILENO);
+      if (null > STDERR_FILENO) ::close(null);
     }
     // fd 3 for the sampler; dup2 onto itself would keep close-on-exec, so clear it then.
     if (control == monitor::kControlFd)

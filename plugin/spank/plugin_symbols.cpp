@@ -38,7 +38,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
       // slurmd keep the node from starting): the error is kept for DDP steps and options alone.
       state().config_error = std::string(e.what()) +
                              " (site configuration error: tell the administrator; until it is "
-                             "fixed, only steps without --ddp options run)";
+                             "fixed, DDP steps fail and other steps run)";
       state().config = ddp::plan::parse_good_plugstack_args(args);
     }
     // sbatch and salloc ignore the static option table: they learn options only this way, and

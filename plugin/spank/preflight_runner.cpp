@@ -71,7 +71,7 @@ std::optional<std::string> run_preflight(spank_t sp, const plan::PreflightRun& r
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     // The task may have died between fork and prctl: then no signal would ever come.
     if (getppid() != parent) _exit(126);
-    plan::apply_user_limits(limits);
+    apply_user_limits(limits);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -67,7 +67,8 @@ bool plans_ddp_step(spank_t sp) {
 
 // The user's own profile file, as srun read it and sent it (user_chain.hpp).
 ddp::plan::Profile user_profile(spank_t sp, const std::string& path) {
-  const auto packed = ddp::spank::get_env(sp, ddp::plan::kUserProfileVar);
+  const auto packed =
+      ddp::spank::get_env(sp, ddp::plan::kUserProfileVar, ddp::plan::kMaxUserChainBytes);
   if (!packed)
     throw ddp::plan::PlanError(
         "--ddp-profile=" + ddp::plan::quoted(path) +

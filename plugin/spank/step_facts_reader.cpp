@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,16 +54,18 @@ std::optional<std::string> node_name(const std::string& nodelist, unsigned node_
 
 }  // namespace
 
-std::optional<std::string> get_env(spank_t sp, const char* name) {
+std::optional<std::string> get_env(spank_t sp, const char* name, std::size_t max) {
   // Environment values may be long (CUDA_VISIBLE_DEVICES with 64 UUIDs); grow until it fits.
   std::vector<char> buf(256);
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (;;) {
     const spank_err_t rc = spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size()));
     if (rc == ESPANK_SUCCESS) return std::string(buf.data());
     if (rc != ESPANK_NOSPACE) return std::nullopt;
-    buf.resize(buf.size() * 4);
+    if (buf.size() > max)
+      throw plan::PlanError(std::string(name) + " is longer than " + std::to_string(max) +
+                            " bytes; refusing to read it");
+    buf.resize(std::min(buf.size() * 4, max + 1));
   }
-  throw plan::PlanError(std::string(name) + " is longer than 1 MiB; refusing to read it");
 }
 
 std::optional<std::uint32_t> launch_step_id(spank_t sp) {

@@ -1,6 +1,7 @@
 // Reads the planner's facts from slurmstepd through the SPANK API.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -20,7 +21,8 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
 plan::GpuFacts read_gpu_facts(spank_t sp);
 plan::TaskFacts read_task_facts(spank_t sp);
 
-// The task's (or step's) environment variable, nullopt when unset.
-std::optional<std::string> get_env(spank_t sp, const char* name);
+// The task's (or step's) environment variable, nullopt when unset. Throws PlanError when it is
+// longer than `max` bytes (the job's environment is the user's word).
+std::optional<std::string> get_env(spank_t sp, const char* name, std::size_t max = 1 << 20);
 
 }  // namespace ddp::spank

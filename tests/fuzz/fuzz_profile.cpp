@@ -11,6 +11,7 @@
 
 #include "error.hpp"
 #include "fuzz_util.hpp"
+#include "hostlist.hpp"
 #include "profile.hpp"
 #include "profile_json.hpp"
 #include "profile_rules.hpp"
@@ -80,10 +81,10 @@ void check_profile(const p::Profile& profile) {
   std::vector<std::string> hosts = {"n01", "gn01", "x"};
   for (const p::NodeOverride& o : profile.nodes) {
     check_env(o.settings);
-    FUZZ_CHECK(!o.hosts.empty());
-    hosts.push_back(o.hosts.front());
+    FUZZ_CHECK(p::hostlist_contains(o.match, p::first_host("match", o.match)));
+    hosts.push_back(p::first_host("match", o.match));
   }
-  if (!profile.match.hosts.empty()) hosts.push_back(profile.match.hosts.front());
+  if (profile.match.nodes) hosts.push_back(p::first_host("nodes", *profile.match.nodes));
   for (const std::string& h : hosts) {
     const p::ResolvedProfile r = p::resolve_for_node(profile, h);
     (void)p::profile_to_json(r).dump();

@@ -2,6 +2,8 @@
 // directory; a hostile chain fails at once with the file and the fix.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <string>
 
@@ -92,4 +94,23 @@ TEST(ProfileLimits, CyclesStillNameEveryProfileOfTheCycle) {
   dir.write("c.yaml", "name: c\nextends: a\n");
   const std::string e = error_of([&] { p::load_profile(dir.path(), "a"); });
   EXPECT_NE(e.find("closes a cycle: a -> b -> c -> a"), std::string::npos) << e;
+}
+
+// A few kilobytes of host list can name 131,072 hosts of a thousand characters each (2.4 GiB
+// expanded, per file, in root on every node): lists stay text, and a node is looked up in them.
+TEST(ProfileLimits, HostListsAreMatchedWithoutExpandingThem) {
+  TempDir dir;
+  const std::string a(1000, 'a'), b(1000, 'b');
+  // Two lists of 65,536 hosts: the most one file may name.
+  dir.write("big.yaml", "name: big\nmatch: {nodes: \"" + a + "[000000-065535]\"}\nnodes:\n" +
+                            "  - {match: \"" + b + "[065536-131071]\", env: {X: \"1\"}}\n");
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const p::Profile big = p::load_profile(dir.path(), "big");
+  const p::ResolvedProfile r = p::resolve_for_node(big, b + "131071");
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  ASSERT_TRUE(r.node_override);
+  EXPECT_FALSE(p::resolve_for_node(big, b + "000001").node_override);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024);  // KiB
 }

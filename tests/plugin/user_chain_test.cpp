@@ -54,6 +54,9 @@ TEST(UserChain, TheNodeRefusesAForgedCopy) {
     EXPECT_NE(e.find("Fix: do not set SLURM_SPANK_DDP_USER_PROFILE yourself"), std::string::npos);
   };
   refused("not json", "is not what srun writes");
+  // The parser's words would quote the user's text: not repeated.
+  const std::string long_token(50000, 'A');
+  EXPECT_LT(error_of([&] { p::unpack_user_chain(path, "{\"files\": " + long_token + "}"); }).size(), 400u);
   refused(std::string(40000, '[') + std::string(40000, ']'), "is not what srun writes");
   refused(R"({"files": []})", "has no list of files");
   refused(R"({"files": [{"path": "/home/u/mine.yaml"}]})", "without a path or a text");
@@ -61,7 +64,10 @@ TEST(UserChain, TheNodeRefusesAForgedCopy) {
           "is for '/home/u/other.yaml'");
   refused(R"({"files": [{"path": "/home/u/mine.yaml", "text": "name: mine\nextends: b\n"},
                         {"path": "/etc/b.yaml", "text": "name: b\n"}]})",
-          "from another directory");
+          "which is no profile file beside it");
+  refused(R"({"files": [{"path": "/home/u/mine.yaml", "text": "name: mine\nextends: b\n"},
+                        {"path": "/home/u/b\nforged log line.yaml", "text": "name: b\n"}]})",
+          "which is no profile file beside it");
   refused(std::string(p::kMaxUserChainBytes + 1, ' '), "is larger than 96 KiB");
   // A well-formed copy is still only a profile: the schema and the limits apply.
   const std::string e = error_of([&] {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helper_process.hpp"
 #include "user_limits.hpp"
 
 namespace p = ddp::plan;
@@ -58,7 +59,7 @@ TEST(UserLimits, AppliedInAForkedChildNeverAboveTheHardLimit) {
   const auto in_child = [](const p::UserLimits& limits, rlim_t expect) {
     const pid_t pid = fork();
     if (pid == 0) {
-      p::apply_user_limits(limits);
+      ddp::spank::apply_user_limits(limits);
       rlimit r{};
       getrlimit(RLIMIT_NOFILE, &r);
       _exit(r.rlim_cur == expect ? 0 : 1);
@@ -71,4 +72,15 @@ TEST(UserLimits, AppliedInAForkedChildNeverAboveTheHardLimit) {
   if (now.rlim_max != RLIM_INFINITY) {
     EXPECT_TRUE(in_child(above, now.rlim_cur));
   }
+}
+
+// Outside slurmstepd nobody has read slurm.conf's propagation rule: only what the user asked for
+// with --propagate is taken.
+TEST(UserLimits, OutsideSlurmstepdOnlyWhatTheUserAsked) {
+  char nofile[] = "SLURM_RLIMIT_NOFILE=1024";
+  char core[] = "SLURM_RLIMIT_CORE=U0";
+  char* env[] = {nofile, core, nullptr};
+  const p::UserLimits l = ddp::spank::task_limits(env);
+  EXPECT_FALSE(find(l, RLIMIT_NOFILE));
+  EXPECT_TRUE(find(l, RLIMIT_CORE));
 }

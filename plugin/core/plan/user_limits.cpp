@@ -13,8 +13,9 @@ struct Named {
   int resource;
 };
 
-// Slurm's names (slurm_rlimits_info.c). RSS and AS are also set by Slurm from the step's memory
-// limit, which cgroups enforce for helpers and tasks alike, so they follow the same rule here.
+// Slurm's names (slurm_rlimits_info.c). Slurm also caps RSS and AS from the step's memory when
+// VSizeFactor is set; the step's cgroup holds helpers and tasks to that memory alike, so only the
+// propagated values are taken here.
 constexpr Named kLimits[] = {
     {"CPU", RLIMIT_CPU},         {"FSIZE", RLIMIT_FSIZE},   {"DATA", RLIMIT_DATA},
     {"STACK", RLIMIT_STACK},     {"CORE", RLIMIT_CORE},     {"RSS", RLIMIT_RSS},
@@ -55,16 +56,6 @@ UserLimits user_limits(const std::vector<std::string_view>& env, const Propagati
     }
   }
   return out;
-}
-
-void apply_user_limits(const UserLimits& limits) noexcept {
-  for (std::size_t i = 0; i < limits.count; ++i) {
-    const UserLimit& l = limits.limits[i];
-    rlimit r{};
-    if (getrlimit(l.resource, &r) != 0 || l.soft > r.rlim_max) continue;
-    r.rlim_cur = l.soft;
-    (void)setrlimit(l.resource, &r);
-  }
 }
 
 }  // namespace ddp::plan

@@ -39,8 +39,4 @@ struct UserLimits {
 // Slurm skips it.
 UserLimits user_limits(const std::vector<std::string_view>& env, const PropagationRule& rule);
 
-// In a forked child before exec (async-signal-safe: getrlimit and setrlimit only). Sets each soft
-// limit; one above the hard limit is left as it is, as for the task (a user cannot raise it).
-void apply_user_limits(const UserLimits& limits) noexcept;
-
 }  // namespace ddp::plan

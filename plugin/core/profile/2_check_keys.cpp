@@ -34,23 +34,22 @@ std::string checked_name(const Field& f) {
   return value;
 }
 
-// `listed` counts the hosts of the file's lists so far: together they stay within kMaxHosts, so
-// that a file of many large lists cannot take slurmstepd's memory either.
-std::vector<std::string> hosts_of(const Field& f, std::uint64_t& listed) {
+// `listed` counts the hosts of the file's lists so far: together they stay within kMaxHosts. The
+// lists stay text (hostlist_contains matches a node), so a file of long names cannot take
+// slurmstepd's memory either.
+std::string host_list(const Field& f, std::uint64_t& listed) {
   const std::string list = f.text();
-  std::vector<std::string> hosts;
   try {
-    hosts = expand_hostlist(f.key(), list);
+    listed += check_hostlist(f.key(), list);
   } catch (const PlanError& e) {
     f.fail(e.what(), "write a Slurm host list, e.g. \"gn[001-060]\" or \"node01,node03\"");
   }
-  listed += hosts.size();
   if (listed > kMaxHosts)
     f.fail(f.key() + " brings the hosts this file's lists name to more than " +
                std::to_string(kMaxHosts) + ", more than any cluster has",
            "name each node in few lists; a profile for a whole cluster needs no nodes entry "
            "for every node");
-  return hosts;
+  return list;
 }
 
 // A non-empty list of distinct values, each passing `rule`.
@@ -150,8 +149,7 @@ ProfileMatch parse_match(const Field& f, std::uint64_t& listed) {
   m.where = f.where();
   if (const auto x = find(e, "cluster")) m.cluster = checked(*x, profile_rules::cluster_name);
   if (const auto x = find(e, "nodes")) {
-    m.nodes = x->text();
-    m.hosts = hosts_of(*x, listed);
+    m.nodes = host_list(*x, listed);
   }
   if (m.empty())
     f.fail(f.key() + " is empty and would match every node",
@@ -205,21 +203,10 @@ NodeOverride parse_override(const Field& f, std::uint64_t& listed) {
   if (e.size() == 1)
     f.fail(f.key() + " changes nothing", "give network, binding or env, or delete the entry");
   NodeOverride o;
-  o.match = match->text();
-  o.hosts = hosts_of(*match, listed);
+  o.match = host_list(*match, listed);
   o.where = f.where();
   parse_settings(e, o.settings);
   return o;
-}
-
-std::string stem_of(const std::string& path) {
-  const std::string base = path.substr(path.rfind('/') + 1);
-  const std::string ext = ".yaml";
-  if (base.size() <= ext.size() || base.compare(base.size() - ext.size(), ext.size(), ext) != 0)
-    throw PlanError(path +
-                    ": is not named NAME.yaml. Fix: rename it to NAME.yaml, where NAME is "
-                    "the value of its name: key");
-  return base.substr(0, base.size() - ext.size());
 }
 
 }  // namespace
@@ -229,7 +216,12 @@ ProfileFile parse_profile_file(const std::string& path) {
 }
 
 ProfileFile parse_profile_text(const std::string& path, const std::string& text) {
-  const std::string stem = stem_of(path);
+  const auto named = stem_of(path);
+  if (!named)
+    throw PlanError(path +
+                    ": is not named NAME.yaml. Fix: rename it to NAME.yaml, where NAME is "
+                    "the value of its name: key");
+  const std::string& stem = *named;
   const Field root = Field::root(path, profile_yaml::read_document(path, text));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
                                "binding", "env", "preflight", "nodes", "monitor"});

@@ -15,6 +15,7 @@
 namespace ddp::plan {
 namespace {
 
+using profile_detail::dir_of;
 using profile_detail::ProfileFile;
 using profile_detail::ProfileShelf;
 
@@ -22,19 +23,6 @@ const std::string kExt = ".yaml";
 
 std::string path_in(const std::string& dir, const std::string& name) {
   return dir + (!dir.empty() && dir.back() == '/' ? "" : "/") + name + kExt;
-}
-
-std::string dir_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string stem_of(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') + 1);
-  if (base.size() > kExt.size() && base.compare(base.size() - kExt.size(), kExt.size(), kExt) == 0)
-    base.resize(base.size() - kExt.size());
-  return base;
 }
 
 Profile merged(Profile base, const ProfileFile& file) {
@@ -77,6 +65,19 @@ Profile checked(Profile p) {
 
 namespace profile_detail {
 
+std::string dir_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::optional<std::string> stem_of(const std::string& path) {
+  const std::string base = path.substr(path.rfind('/') + 1);
+  if (base.size() <= kExt.size() || base.compare(base.size() - kExt.size(), kExt.size(), kExt) != 0)
+    return std::nullopt;
+  return base.substr(0, base.size() - kExt.size());
+}
+
 ProfileShelf ProfileShelf::directory(const std::string& dir) {
   return ProfileShelf(dir, profile_yaml::read_profile_text);
 }
@@ -91,7 +92,7 @@ ProfileShelf ProfileShelf::of_texts(const std::string& dir,
     return it->second;
   });
   shelf.names_.emplace();
-  for (const auto& entry : *files) shelf.names_->push_back(stem_of(entry.first));
+  for (const auto& entry : *files) shelf.names_->push_back(stem_of(entry.first).value_or(""));
   std::sort(shelf.names_->begin(), shelf.names_->end());
   return shelf;
 }
@@ -107,8 +108,11 @@ bool ProfileShelf::has(const std::string& name) {
 }
 
 std::string ProfileShelf::available() {
+  constexpr std::size_t kNamed = 20;  // a message names a few, and counts the rest
+  const auto& all = names();
   std::string out;
-  for (const std::string& name : names()) out += (out.empty() ? "" : ", ") + name;
+  for (std::size_t i = 0; i < all.size() && i < kNamed; ++i) out += (i ? ", " : "") + all[i];
+  if (all.size() > kNamed) out += " and " + std::to_string(all.size() - kNamed) + " more";
   return out.empty() ? "none" : out;
 }
 

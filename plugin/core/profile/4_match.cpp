@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "error.hpp"
+#include "hostlist.hpp"
 #include "parse.hpp"
 #include "profile_detail.hpp"
 
@@ -21,8 +22,7 @@ std::optional<Candidate> candidate(Profile p, const std::optional<std::string>& 
   const ProfileMatch& m = p.match;
   if (m.empty()) return std::nullopt;  // used by name only
   if (m.cluster && m.cluster != cluster_name) return std::nullopt;
-  if (m.nodes && std::find(m.hosts.begin(), m.hosts.end(), hostname) == m.hosts.end())
-    return std::nullopt;
+  if (m.nodes && !hostlist_contains(*m.nodes, hostname)) return std::nullopt;
   std::string reason = "matched";
   if (m.cluster) reason += " cluster " + *m.cluster;
   if (m.cluster && m.nodes) reason += " and";

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "error.hpp"
+#include "hostlist.hpp"
 #include "profile_detail.hpp"
 
 namespace ddp::plan {
@@ -73,7 +74,7 @@ ResolvedProfile resolve_for_node(const Profile& profile, const std::string& host
   r.monitor = profile.monitor;
   NodeSettings s = profile.settings;
   for (const NodeOverride& o : profile.nodes) {
-    if (std::find(o.hosts.begin(), o.hosts.end(), hostname) == o.hosts.end()) continue;
+    if (!hostlist_contains(o.match, hostname)) continue;
     profile_detail::apply_settings(s, o.settings);
     r.node_override = hostname + " in " + o.match + " (" + o.where + ")";
     break;

@@ -62,4 +62,14 @@ std::vector<std::string> expand_hostlist(std::string_view what, std::string_view
   return hosts;
 }
 
+std::uint64_t check_hostlist(std::string_view what, std::string_view list) {
+  const Hostlist h = create(what, list);
+  return static_cast<std::uint64_t>(slurm_hostlist_count(h.get()));
+}
+
+bool hostlist_contains(std::string_view list, std::string_view host) {
+  const Hostlist h = create("host list", list);
+  return slurm_hostlist_find(h.get(), std::string(host).c_str()) >= 0;
+}
+
 }  // namespace ddp::plan

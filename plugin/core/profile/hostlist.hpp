@@ -15,4 +15,11 @@ namespace ddp::plan {
 // names its source for the message.
 std::vector<std::string> expand_hostlist(std::string_view what, std::string_view list);
 
+// The same checks without expanding the list, and the number of hosts it names: a few bytes of
+// text can name 131,072 hosts of thousands of characters each, so profiles keep lists as text.
+std::uint64_t check_hostlist(std::string_view what, std::string_view list);
+
+// Whether `host` is one of the list's hosts (a list check_hostlist accepted), without expanding it.
+bool hostlist_contains(std::string_view list, std::string_view host);
+
 }  // namespace ddp::plan

@@ -42,8 +42,7 @@ struct NodeSettings {
 };
 
 struct NodeOverride {
-  std::string match;               // Slurm host list as written
-  std::vector<std::string> hosts;  // expanded
+  std::string match;  // Slurm host list as written (hostlist_contains matches a node)
   std::string where;               // "file:line:column" of the entry
   NodeSettings settings;
 };
@@ -52,8 +51,7 @@ struct NodeOverride {
 // profiles built on it never auto-match the same nodes.
 struct ProfileMatch {
   std::optional<std::string> cluster;  // SLURM_CLUSTER_NAME
-  std::optional<std::string> nodes;    // Slurm host list as written
-  std::vector<std::string> hosts;      // expanded
+  std::optional<std::string> nodes;    // Slurm host list as written (hostlist_contains)
   std::string where;                   // "file:line:column" of the match section
   bool empty() const { return !cluster && !nodes; }
 };

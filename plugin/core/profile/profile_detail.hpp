@@ -21,6 +21,10 @@ struct ProfileFile {
   bool has_nodes = false;     // `nodes:` given, even empty: it replaces the parent's list
 };
 
+// "DIR/NAME.yaml": DIR ("." for a bare name), and NAME (nullopt for another kind of name).
+std::string dir_of(const std::string& path);
+std::optional<std::string> stem_of(const std::string& path);
+
 // One file checked against the schema. Throws PlanError with file:line:column and the fix.
 ProfileFile parse_profile_file(const std::string& path);
 // The same for a file's text already read; `path` names it in messages.

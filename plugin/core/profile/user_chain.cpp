@@ -12,14 +12,9 @@
 namespace ddp::plan {
 namespace {
 
+using profile_detail::dir_of;
 using profile_detail::ProfileShelf;
 using Texts = std::vector<std::pair<std::string, std::string>>;
-
-std::string dir_of(const std::string& path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 [[noreturn]] void garbled(const std::string& path, const std::string& why) {
   throw PlanError("--ddp-profile=" + plan::quoted(path) + ": the copy srun sent with the step (" +
@@ -37,8 +32,9 @@ Texts decode(const std::string& path, std::string_view packed) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(packed.begin(), packed.end(), too_deep);
-  } catch (const std::exception& e) {
-    garbled(path, std::string("is not what srun writes: ") + e.what());
+  } catch (const std::exception&) {
+    // The parser's own words quote what it read: the user's, and unbounded.
+    garbled(path, "is not what srun writes (JSON of its format)");
   }
   const auto files = doc.is_object() ? doc.find("files") : doc.end();
   if (files == doc.end() || !files->is_array() || files->empty())
@@ -53,8 +49,19 @@ Texts decode(const std::string& path, std::string_view packed) {
   }
   if (texts.front().first != path)
     garbled(path, "is for " + plan::quoted(texts.front().first) + ", not this file");
-  for (const auto& [p, t] : texts)
-    if (dir_of(p) != dir_of(path)) garbled(path, "holds " + plan::quoted(p) + " from another directory");
+  // Every path is DIR/NAME.yaml beside the named file, NAME a profile name: what later messages
+  // say of them is then plain text.
+  for (const auto& entry : texts) {
+    const std::string& p = entry.first;
+    const auto stem = profile_detail::stem_of(p);
+    bool named = stem && dir_of(p) == dir_of(path);
+    try {
+      if (named) check_profile_name("file", *stem);
+    } catch (const PlanError&) {
+      named = false;
+    }
+    if (!named) garbled(path, "holds " + plan::quoted(p) + ", which is no profile file beside it");
+  }
   return texts;
 }
 
