@@ -11,7 +11,8 @@ function(ddp_contract_library name)
     ${dir}/src/node_list.cpp
     ${dir}/src/parse.cpp
     ${dir}/src/port.cpp
-    ${dir}/src/tasks_per_node.cpp)
+    ${dir}/src/tasks_per_node.cpp
+    ${dir}/src/trusted_dir.cpp)
   target_include_directories(${name} PUBLIC ${dir}/include)
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 endfunction()

@@ -6,6 +6,14 @@ namespace {
 constexpr int64_t kPad = 4;
 constexpr int64_t kSize = 32;
 
+// Filled on the device, not copied from the host: a copy from host memory would stop a CUDA
+// graph's capture (and make the host wait each step).
+torch::Tensor per_channel(float a, float b, float c, const torch::TensorOptions& opts) {
+  return torch::cat(
+             {torch::full({1}, a, opts), torch::full({1}, b, opts), torch::full({1}, c, opts)})
+      .view({1, 3, 1, 1});
+}
+
 }  // namespace
 
 torch::Tensor flip_where(const torch::Tensor& images, const torch::Tensor& flip) {
@@ -28,8 +36,8 @@ torch::Tensor padded_crop(const torch::Tensor& images, const torch::Tensor& dy,
 
 torch::Tensor normalize(const torch::Tensor& images) {
   const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(images.device());
-  const auto mean = torch::tensor({0.5071f, 0.4867f, 0.4408f}, opts).view({1, 3, 1, 1});
-  const auto std = torch::tensor({0.2675f, 0.2565f, 0.2761f}, opts).view({1, 3, 1, 1});
+  const auto mean = per_channel(0.5071f, 0.4867f, 0.4408f, opts);
+  const auto std = per_channel(0.2675f, 0.2565f, 0.2761f, opts);
   return (images.to(torch::kFloat).div_(255.0f) - mean).div_(std);
 }
 

@@ -43,12 +43,25 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", o.threads, "CPU threads per rank (default: OMP_NUM_THREADS)")
       ->check(CLI::Range(0, 4096));
+  std::string cuda_graph = "on", gpu_fusion = "on";
+  app.add_option("--cuda-graph", cuda_graph,
+                 "GPU: capture the training step in a CUDA graph and replay it (on, off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--gpu-fusion", gpu_fusion,
+                 "GPU: fused batch norm + ReLU (+ dropout + residual) kernels (on, off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--profile-trace", o.profile_trace,
+                 "write a Chrome trace (PyTorch profiler) of the last --profile-steps steps");
+  app.add_option("--profile-steps", o.profile_steps, "steps in the --profile-trace")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e));
   }
   o.precision = parse_precision(precision);
+  o.cuda_graph = cuda_graph == "on";
+  o.gpu_fusion = gpu_fusion == "on";
   return o;
 }
 

@@ -30,6 +30,11 @@ struct TrainOptions {
   int64_t max_test_samples = 0;
   int64_t max_steps = 0;          // per epoch; 0: all
   int threads = 0;                // intra-op threads on CPU; 0: OMP_NUM_THREADS or the default
+  // GPU only; both on by default, off for comparison (bench/gpu_levers.sh).
+  bool cuda_graph = true;   // capture the training step once, replay it (step_graph.hpp)
+  bool gpu_fusion = true;   // fused batch norm, ReLU, dropout, residual kernels (bn_act_gpu.hpp)
+  std::string profile_trace;  // empty: none; else a Chrome trace of profile_steps steps
+  int64_t profile_steps = 10;   // the last ones of the last epoch
 };
 
 // Parses argv; on --help prints and exits 0, on a bad value prints the problem and exits 2.

@@ -38,6 +38,8 @@ class LossScaler {
   // Unscales the gradients in place; returns a 0-d float tensor, 1 where the step may be applied
   // and 0 where a gradient overflowed. Then grows or backs off the scale.
   torch::Tensor unscale_and_update(const std::vector<torch::Tensor>& params);
+  // float [1] on the device: 1 where the last unscale_and_update found an overflow, else 0.
+  const torch::Tensor& found_inf() const { return found_inf_; }
   torch::Tensor state() const;  // [scale, growth_tracker] for checkpoints
   void load_state(const torch::Tensor& state);
   double current_scale() const;  // host read: for logs at epoch end only

@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "augment.hpp"
+#include "bn_act_gpu.hpp"
 #include "checkpoint.hpp"
 #include "ddp/grad_sync.hpp"
 #include "ddp/sampler.hpp"
 #include "precision.hpp"
 #include "sgd.hpp"
+#include "step_graph.hpp"
+#include "step_profile.hpp"
 #include "wide_resnet.hpp"
 
 namespace ddp::trainer {
@@ -78,14 +81,23 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
                                 " ranks; the global batch is split over them");
   const int64_t per_rank = o.batch_size / ctx.world_size;
 
+  // On a GPU everything from here runs on a stream of the trainer's own (step_graph.hpp).
+  const TrainingStream stream(device);
   torch::manual_seed(o.seed);
   WideResNet model(100, o.width);
+  model->set_gpu_fusion(o.gpu_fusion);
   // Training costs about three forward passes: the basis of the achieved TFLOP/s reported below.
   const double train_flops_per_image = 3 * forward_flops_per_image(model);
+  // Several ranks: the step is not captured (c10d's NCCL all-reduce refuses graph capture here).
+  const bool graph = cuda && o.cuda_graph && cuda_graphs_built() && ctx.world_size == 1;
   if (ctx.is_main()) {
     std::printf("Model: WideResNet width %g, %lld parameters, %.3f GFLOP per trained image\n",
                 o.width, static_cast<long long>(parameter_count(*model)),
                 train_flops_per_image / 1e9);
+    if (cuda)
+      std::printf("GPU step: %s, CUDA graph %s, fused batch norm kernels %s\n",
+                  precision_name(o.precision), graph ? "on" : "off",
+                  o.gpu_fusion && gpu_bn_act_built() ? "on" : "off");
     std::fflush(stdout);
   }
   model->to(device);
@@ -121,6 +133,32 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
                                 " training images, fewer than one batch of " +
                                 std::to_string(per_rank) + "; lower --batch-size");
 
+  // One training step on the batch `idx`: graph-safe (see step_graph.hpp), so that it can be
+  // captured once and replayed.
+  const auto train_step = [&](const torch::Tensor& idx) {
+    auto x = augment_and_normalize(data.train_images.index_select(0, idx));
+    x = x.contiguous(at::MemoryFormat::ChannelsLast);
+    const auto y = data.train_labels.index_select(0, idx);
+    optimizer.zero_grad();
+    torch::Tensor loss;
+    {
+      AutocastScope autocast(o.precision, device);
+      loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    }
+    scaler.scale(loss).backward();
+    sync.finish();
+    if (scaler.enabled()) {
+      scaler.unscale_and_update(params);
+      optimizer.step_unless(scaler.found_inf());
+    } else {
+      optimizer.step();
+    }
+  };
+  StepGraph runner(train_step, graph);
+  const int64_t profiled = std::min(o.profile_steps, steps);
+  StepProfiler profiler(ctx.is_main() ? o.profile_trace : std::string(), steps - profiled,
+                        profiled, device);
+
   for (int epoch = progress.epochs_done; epoch < o.epochs; ++epoch) {
     sampler.set_epoch(epoch);
     // Augmentation draws depend on (seed, epoch, rank) only: a resumed run repeats them.
@@ -129,23 +167,11 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
     const auto order = torch::tensor(sampler.indices(), torch::kLong).to(device);
     model->train();
     const auto t0 = Clock::now();
+    const bool last_epoch = epoch + 1 == o.epochs;
     for (int64_t s = 0; s < steps; ++s) {
-      const auto idx = order.narrow(0, s * per_rank, per_rank);
-      auto x = augment_and_normalize(data.train_images.index_select(0, idx));
-      x = x.contiguous(at::MemoryFormat::ChannelsLast);
-      const auto y = data.train_labels.index_select(0, idx);
-      optimizer.zero_grad();
-      torch::Tensor loss;
-      {
-        AutocastScope autocast(o.precision, device);
-        loss = torch::nn::functional::cross_entropy(model->forward(x), y);
-      }
-      scaler.scale(loss).backward();
-      sync.finish();
-      if (scaler.enabled())
-        optimizer.step(scaler.unscale_and_update(params));
-      else
-        optimizer.step();
+      if (last_epoch) profiler.before_step(s);
+      runner.run(order.narrow(0, s * per_rank, per_rank));
+      if (last_epoch) profiler.after_step(s);
     }
     group->barrier();
     if (cuda) torch::cuda::synchronize();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bn_act_gpu.hpp"
 #include "bn_relu.hpp"
 
 namespace ddp::trainer {
@@ -28,7 +29,16 @@ CbrImpl::CbrImpl(int64_t in, int64_t out) {
   bn = register_module("bn", nn::BatchNorm2d(out));
 }
 
-torch::Tensor CbrImpl::forward(const torch::Tensor& x) { return batch_norm_relu(bn, conv->forward(x)); }
+torch::Tensor CbrImpl::forward(const torch::Tensor& x) { return activate(conv->forward(x)); }
+
+torch::Tensor CbrImpl::activate(const torch::Tensor& x, double dropout,
+                                const torch::Tensor& residual) {
+  if (gpu_fusion && gpu_bn_act_applies(bn, x, residual))
+    return gpu_batch_norm_relu(bn, x, dropout, residual);
+  auto y = batch_norm_relu(bn, x);
+  if (dropout > 0) y = torch::dropout(y, dropout, true);
+  return residual.defined() ? y + residual : y;
+}
 
 ConvBlockImpl::ConvBlockImpl(int64_t in, int64_t out, bool scale) {
   layer1 = register_module("layer1", Cbr(in, out));
@@ -39,6 +49,11 @@ ConvBlockImpl::ConvBlockImpl(int64_t in, int64_t out, bool scale) {
 
 torch::Tensor ConvBlockImpl::forward(const torch::Tensor& x) {
   const auto residual = shortcut ? shortcut->forward(x) : x;
+  if (layer1->gpu_fusion && x.is_cuda() && is_training()) {
+    // relu(bn(conv1 x)) -> dropout, and relu(bn(conv2 h)) + residual, each as one operation.
+    const auto h = layer1->activate(layer1->conv->forward(x), dropout->p);
+    return layer2->activate(layer2->conv->forward(h), 0, residual);
+  }
   return layer2->forward(dropout->forward(layer1->forward(x))) + residual;
 }
 
@@ -56,6 +71,11 @@ WideResNetImpl::WideResNetImpl(int64_t num_classes, double width) {
 
 torch::Tensor WideResNetImpl::forward(torch::Tensor x) {
   return classifier->forward(features->forward(x));
+}
+
+void WideResNetImpl::set_gpu_fusion(bool on) {
+  for (const auto& m : modules())
+    if (const auto cbr = std::dynamic_pointer_cast<CbrImpl>(m)) cbr->gpu_fusion = on;
 }
 
 double forward_flops_per_image(WideResNet& model) {

@@ -14,8 +14,14 @@ namespace ddp::plan {
 std::uint64_t parse_unsigned(std::string_view what, std::string_view text, std::uint64_t min,
                              std::uint64_t max);
 
-// "0,1,3" or "0-3" or "0-1,4": Slurm's index list syntax, expanded in the given order. Duplicates
-// are an error (a GPU listed twice would give two ranks one device).
+// The one parser of index lists: GPU lists (SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES), Slurm's core
+// ids (S_STEP_ALLOC_CORES), CPU lists (cgroup cpuset files, Cpus_allowed_list, the node facts
+// file, ddp-plan's options). "0,1,3", "0-3", "0-1,4": indices and low-high ranges separated by
+// commas, expanded in the order written; each index at most max_index. One trailing newline or
+// run of blanks is ignored, as /sys and /proc files end with one; "" and "\n" are the empty list.
+// No strides ("0-15:2"): Slurm writes lists with bit_fmt or "%d," and the kernel with %*pbl, and
+// neither writes one. Anything else, an index listed twice included (a GPU listed twice would
+// give two ranks one device), throws PlanError naming `what`, the text and what is wrong in it.
 std::vector<unsigned> parse_index_list(std::string_view what, std::string_view text,
                                        unsigned max_index);
 

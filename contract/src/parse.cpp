@@ -45,32 +45,60 @@ std::uint64_t parse_unsigned(std::string_view what, std::string_view text, std::
   return value;
 }
 
+namespace {
+
+PlanError list_error(std::string_view what, std::string_view text, const std::string& why) {
+  return PlanError(std::string(what) + "=" + quoted(text) + ": " + why +
+                   "; write indices and low-high ranges separated by commas, e.g. 0-3,8");
+}
+
+// One end of a list item: digits only, at most max_index (checked digit by digit, so no number
+// is too long to refuse).
+unsigned list_number(std::string_view what, std::string_view text, std::string_view item,
+                     std::string_view digits, unsigned max_index) {
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    throw list_error(what, text,
+                     item.find(':') != std::string_view::npos
+                         ? quoted(item) + " has a stride, which neither Slurm nor the kernel writes"
+                         : quoted(item) + " is not an index or a low-high range");
+  std::uint64_t value = 0;
+  for (char c : digits) {
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (value > max_index)
+      throw list_error(what, text, quoted(item) + " is out of range; allowed: 0.." +
+                                       std::to_string(max_index));
+  }
+  return static_cast<unsigned>(value);
+}
+
+}  // namespace
+
 std::vector<unsigned> parse_index_list(std::string_view what, std::string_view text,
                                        unsigned max_index) {
+  const std::size_t end = text.find_last_not_of(" \t\n");
+  const std::string_view list =
+      end == std::string_view::npos ? std::string_view() : text.substr(0, end + 1);
   std::vector<unsigned> out;
-  if (text.empty()) return out;
+  if (list.empty()) return out;
   // Indices seen so far, so that a duplicate is found at once: "0-65535,0-65535,..." must not
   // build billions of entries, nor compare each new index with every earlier one.
   std::vector<bool> seen;
   std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view item = list.substr(start, comma - start);
+    if (item.empty()) throw list_error(what, text, "an item is empty");
     const std::size_t dash = item.find('-');
-    const auto first = static_cast<unsigned>(
-        parse_unsigned(what, item.substr(0, dash), 0, max_index));
-    auto last = first;
-    if (dash != std::string_view::npos) {
-      last = static_cast<unsigned>(parse_unsigned(what, item.substr(dash + 1), 0, max_index));
-      if (last < first)
-        throw PlanError(std::string(what) + "=" + quoted(text) + ": range " + quoted(item) +
-                        " runs backwards; write it low-high");
-    }
+    const unsigned first = list_number(what, text, item, item.substr(0, dash), max_index);
+    const unsigned last = dash == std::string_view::npos
+                              ? first
+                              : list_number(what, text, item, item.substr(dash + 1), max_index);
+    if (last < first) throw list_error(what, text, "range " + quoted(item) + " runs backwards");
     if (seen.size() <= last) seen.resize(static_cast<std::size_t>(last) + 1);
     for (std::uint64_t v = first; v <= last; ++v) {
       if (seen[v])
-        throw PlanError(std::string(what) + "=" + quoted(text) + " lists " + std::to_string(v) +
-                        " twice; each index may appear once");
+        throw list_error(what, text,
+                         "it lists " + std::to_string(v) + " twice; each index may appear once");
       seen[v] = true;
       out.push_back(static_cast<unsigned>(v));
     }

@@ -91,4 +91,25 @@ Drained drain(int fd, Heard& h, double deadline) {
   return Drained::More;
 }
 
+bool send_line_with_fd(int socket, const char* text, std::size_t size, int fd) noexcept {
+  iovec iov = {const_cast<char*>(text), size};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  ssize_t n;
+  while ((n = ::sendmsg(socket, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(size);
+}
+
 }  // namespace ddp::monitor

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "control.hpp"
@@ -46,5 +47,9 @@ struct Heard {
 
 
 double monotonic_seconds();
+
+// The launcher's side: one whole line with a descriptor attached (none when fd < 0); true once
+// all of it is on the channel. Never blocks; async-signal-safe (sendmsg only).
+bool send_line_with_fd(int socket, const char* text, std::size_t size, int fd) noexcept;
 
 }  // namespace ddp::monitor

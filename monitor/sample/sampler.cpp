@@ -29,6 +29,7 @@
 #include "proc_cpu.hpp"
 #include "record.hpp"
 #include "summary.hpp"
+#include "trusted_dir.hpp"
 
 namespace ddp::monitor {
 namespace {
@@ -69,17 +70,38 @@ std::string cwd() {
   return buf.data();
 }
 
-// mkdir -p with the user's umask; fails with the component that could not be made.
-void make_dirs(const std::string& dir) {
-  std::string path;
-  std::size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    path = dir.substr(0, pos);
-    if (path.empty()) continue;
-    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
-      throw plan::PlanError("cannot create " + path + ": " + std::strerror(errno));
+// The file in `dir` (a descriptor, or AT_FDCWD), opened only when it is the user's own: in a
+// directory others may add names to (a sticky one, or the job's working directory wherever the
+// user chose it), someone may have made the name first as their file, a FIFO (O_NONBLOCK: never
+// waited on) or a second name of one of the user's files. Truncated only once it is the user's.
+int open_own_file(int dir, const std::string& name, const std::string& path) {
+  const int fd =
+      ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  struct stat st{};
+  if (fd < 0) {
+    // ELOOP (a symbolic link), ENXIO (a FIFO nobody reads): say what is there, not the errno.
+    const int err = errno;
+    if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+      throw plan::PlanError("will not write " + path + ": it is not a regular file (owner uid " +
+                            std::to_string(st.st_uid) + "); remove it");
+    throw plan::PlanError("cannot write " + path + ": " + std::strerror(err));
   }
+  std::string problem;
+  if (fstat(fd, &st) != 0)
+    problem = std::string("cannot examine it: ") + std::strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    problem = "it is not a regular file (owner uid " + std::to_string(st.st_uid) + ")";
+  else if (st.st_uid != getuid())
+    problem = "it belongs to uid " + std::to_string(st.st_uid) + ", not to this job's user";
+  else if (st.st_nlink != 1)
+    problem = "it has other names (hard links)";
+  else if (::ftruncate(fd, 0) != 0)
+    problem = std::string("cannot empty it: ") + std::strerror(errno);
+  if (!problem.empty()) {
+    ::close(fd);
+    throw plan::PlanError("will not write " + path + ": " + problem + "; remove it");
+  }
+  return fd;
 }
 
 // Everything the sampler did not open itself is the launcher's: slurmstepd's descriptors must
@@ -157,13 +179,23 @@ void Sampler::emit(double time, RecordBody body) {
   if (out_) std::fprintf(out_, "%s\n", line.c_str());
 }
 
+// monitor.dir is the site's pattern (/scratch/%u/ddp-monitor): made by the sampler itself, as
+// the job's user, and used only when every directory on the way is root's or the user's and no
+// one else may write it (trusted_dir.hpp), so another user who made /scratch/alice first cannot
+// read, replace or redirect alice's samples. The job's working directory, the default, is the
+// user's own choice, where the program writes too: only the file itself is checked there.
 void Sampler::open_file() {
+  const std::string name = log_file_name(args_.job, args_.step, args_.node);
   const std::string dir = args_.dir.empty() ? cwd() : expand_dir(args_.dir, user_name(), args_.job);
-  const std::string path = dir + "/" + log_file_name(args_.job, args_.step, args_.node);
+  const std::string path = dir + "/" + name;
   try {
-    make_dirs(dir);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) throw plan::PlanError("cannot write " + path + ": " + std::strerror(errno));
+    plan::TrustedDir monitor_dir;
+    if (!args_.dir.empty()) {
+      monitor_dir = plan::open_trusted_dir(dir, getuid(), /*make_missing=*/true);
+      if (!monitor_dir)
+        throw plan::PlanError("will not write in " + dir + ": " + monitor_dir.problem());
+    }
+    const int fd = open_own_file(monitor_dir ? monitor_dir.fd() : AT_FDCWD, name, path);
     out_ = fdopen(fd, "w");
     if (!out_) {
       ::close(fd);

@@ -65,29 +65,6 @@ void send_line(int fd, const char* text, std::size_t size) {
   }
 }
 
-// The launcher's "sampler PID" line, with a pidfd of the sampler attached when the kernel has
-// pidfds; true once the whole line is on the channel (async-signal-safe: sendmsg only).
-bool send_sampler_line(int fd, const char* text, std::size_t size, int pidfd) {
-  iovec iov = {const_cast<char*>(text), size};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (pidfd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
-  }
-  ssize_t n;
-  while ((n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR) {
-  }
-  return n == static_cast<ssize_t>(size);
-}
-
 // The real and effective user of a process, from /proc/PID/status.
 std::optional<std::pair<uid_t, uid_t>> process_uids(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -145,6 +122,11 @@ void stop(double timeout) {
     ::close(c.sampler_end);
     c.sampler_end = -1;
   }
+  // Closed last, after any kill: closing first would end a stuck sampler's write with SIGPIPE
+  // and leave the warning to say that it had ended.
+  struct CloseLast {
+    ~CloseLast() { close_channel(); }
+  } close_last;
   monitor::Heard h;
   const double deadline = monitor::monotonic_seconds() + timeout;
   monitor::Drained state = monitor::drain(c.stepd_end, h, deadline);
@@ -163,7 +145,6 @@ void stop(double timeout) {
       pollfd p = {h.pidfd, POLLIN, 0};
       (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
     }
-  close_channel();
   // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
   if (!h.launched && state != monitor::Drained::Overflow) return;
   if (state == monitor::Drained::Done && h.pidfd < 0) return;
@@ -247,8 +228,8 @@ void launch(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
       line[n++] = '\n';
       // Opened while the sampler is this process's unreaped child: its PID cannot be reused.
       const int pidfd = monitor::open_pidfd(sampler);
-      const bool sent = send_sampler_line(control, line, n, pidfd) ||
-                        (pidfd >= 0 && send_sampler_line(control, line, n, -1));
+      const bool sent = monitor::send_line_with_fd(control, line, n, pidfd) ||
+                        (pidfd >= 0 && monitor::send_line_with_fd(control, line, n, -1));
       // The sampler runs only once its line is out; otherwise it never runs at all.
       if (!sent || ::write(release[1], "g", 1) != 1) ::kill(sampler, SIGKILL);
       ::_exit(0);

@@ -24,6 +24,9 @@ struct PluginState {
   // from user_init never reach the user (Slurm bug 7573).
   std::optional<std::string> deferred_error;
   std::optional<plan::StepPlan> step;
+  // The step's GPUs on this node, read in user_init: each task's GRES variables are narrowed to
+  // its own GPUs under --gpus-per-task or --gpu-bind before task_init.
+  plan::GpuFacts gpus;
   // slurmstepd, DDP steps only: the node's topology, read as root in init_post_opt (from the node
   // facts file, or hwloc), or why there is none; and the plugin's own time for the step so far.
   std::optional<plan::NodeTopology> node;

@@ -108,6 +108,11 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     try {
       s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
                                         s.config.topology_xml, /*may_write=*/true);
+      // Once the file is current, steps read it and say nothing; a step that had to load hwloc
+      // says why in slurmd's log (a refused directory would otherwise be seen only with
+      // --ddp-verbose).
+      if (!s.node->from_file && !s.config.node_facts_dir.empty())
+        slurm_info("spank_ddp: node topology %s", s.node->how.c_str());
     } catch (const std::exception& e) {
       // The plan goes on without it, and says so (NCCL and Slurm then choose).
       s.node_problem = std::string("cannot load the node topology: ") + e.what();
@@ -138,6 +143,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
           [&](const std::string& path) { return user_profile(sp, path); });
       s.step = ddp::plan::plan_step(facts, options, s.config,
                                     ddp::plan::resolve_for_node(choice, facts.hostname));
+      s.gpus = ddp::spank::read_gpu_facts(sp);
     } catch (const std::exception& e) {
       s.deferred_error = e.what();
     }
@@ -165,7 +171,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     const auto start = Clock::now();
     try {
       const auto task = ddp::spank::read_task_facts(sp);
-      const auto gpus = ddp::spank::read_gpu_facts(sp);
+      const auto& gpus = s.gpus;
       const auto placement = ddp::plan::place_node(*s.step, gpus);
       const auto plan = ddp::plan::plan_task(*s.step, task, gpus, placement);
       for (const auto& e : plan.env) {

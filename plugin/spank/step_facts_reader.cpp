@@ -10,6 +10,7 @@
 #include "core_grant.hpp"
 #include "error.hpp"
 #include "hostlist.hpp"
+#include "limits.hpp"
 #include "local_host.hpp"
 #include "parse.hpp"
 
@@ -107,8 +108,8 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
 plan::GpuFacts read_gpu_facts(spank_t sp) {
   plan::GpuFacts g;
   if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"))
-    g.step_gpus = plan::parse_index_list("SLURM_STEP_GPUS", *gpus, 1u << 16);
-  g.cuda_visible_devices = get_env(sp, "CUDA_VISIBLE_DEVICES");
+    g.step_gpus = plan::parse_index_list("SLURM_STEP_GPUS", *gpus, plan::kMaxGpuIndex);
+  g.visible = get_env(sp, "CUDA_VISIBLE_DEVICES");
   return g;
 }
 
@@ -118,6 +119,7 @@ plan::TaskFacts read_task_facts(spank_t sp) {
   if (local < 0) throw plan::PlanError("Slurm reported a negative local task id");
   t.local_id = static_cast<unsigned>(local);
   t.global_id = item<std::uint32_t>(sp, S_TASK_GLOBAL_ID, "the global task id");
+  t.visible = get_env(sp, "CUDA_VISIBLE_DEVICES");
   return t;
 }
 

@@ -18,7 +18,9 @@ std::optional<std::uint32_t> launch_step_id(spank_t sp);
 // `node` is the node's topology read before (init_post_opt), `node_problem` why there is none.
 plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopology>& node,
                                 const std::string& node_problem);
+// In user_init: the step's GPUs, before per-task binding narrows them in each task.
 plan::GpuFacts read_gpu_facts(spank_t sp);
+// In task_init: the task's ids and its own CUDA_VISIBLE_DEVICES.
 plan::TaskFacts read_task_facts(spank_t sp);
 
 // The task's (or step's) environment variable, nullopt when unset. Throws PlanError when it is

@@ -43,6 +43,7 @@ struct Args {
   std::optional<std::string> resv_ports;
   std::optional<std::string> cpus;
   std::optional<std::string> cuda_visible_devices;
+  std::optional<std::string> step_visible_devices;
   std::optional<std::string> cpus_allowed;
   std::optional<std::string> alloc_cores;
   std::vector<std::string> net_up;
@@ -123,9 +124,11 @@ int run(const Args& a) {
   f.hostname = hosts[f.node_id];
   f.topology = p::load_topology(a.topology);
   // Planning for this machine: the CPUs this shell may use, as slurmstepd's own affinity is.
-  const p::CpuList affinity = a.cpus_allowed ? p::parse_cpu_list("--cpus-allowed", *a.cpus_allowed)
-                              : a.topology   ? f.topology->cpus
-                                             : p::process_affinity();
+  p::CpuList affinity = a.cpus_allowed
+                           ? p::parse_index_list("--cpus-allowed", *a.cpus_allowed, p::kMaxCpuId)
+                       : a.topology ? f.topology->cpus
+                                    : p::process_affinity();
+  std::sort(affinity.begin(), affinity.end());
   f.alloc_cores = a.alloc_cores;
   f.cpus_on_node = a.cpus ? static_cast<unsigned>(p::parse_unsigned("--cpus", *a.cpus, 1, 1u << 20))
                           : default_step_cpus(*f.topology, a.alloc_cores, affinity);
@@ -139,18 +142,21 @@ int run(const Args& a) {
     if (value) p::apply_user_option(options, name, *value);
 
   p::GpuFacts gpus;
-  gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, 1u << 16);
-  gpus.cuda_visible_devices = a.cuda_visible_devices;
+  gpus.step_gpus = p::parse_index_list("--gpus", a.gpus, p::kMaxGpuIndex);
+  gpus.visible = a.step_visible_devices;
+  if (!gpus.visible && !gpus.step_gpus.empty()) gpus.visible = p::join(gpus.step_gpus);
 
   const p::ProfileChoice choice = choose(a, config, f.hostname);
   const p::StepPlan step = p::plan_step(f, options, config, p::resolve_for_node(choice, f.hostname));
   const p::NodePlacement placement = p::place_node(step, gpus);
-  const std::vector<p::TaskPlan> tasks = p::plan_node(step, gpus, placement);
+  const std::vector<p::TaskPlan> tasks =
+      p::plan_node(step, gpus, placement, a.cuda_visible_devices);
   if (a.json)
     std::cout << ddp::tools::plan_to_json(step, placement, tasks).dump(2) << "\n";
   else
     std::cout << ddp::tools::plan_to_table(step, placement, tasks);
-  if (a.explain && !a.json) std::cout << ddp::tools::plan_explain(step, placement, tasks, gpus);
+  if (a.explain && !a.json)
+    std::cout << ddp::tools::plan_explain(step, placement, tasks, gpus, a.cuda_visible_devices);
   return 0;
 }
 
@@ -182,7 +188,11 @@ int main(int argc, char** argv) {
                  "an interface to treat as up with an address (repeatable; with --topology "
                  "this machine's interfaces are not looked at)");
   app.add_option("--cuda-visible-devices", a.cuda_visible_devices,
-                 "CUDA_VISIBLE_DEVICES as Slurm set it for a task");
+                 "CUDA_VISIBLE_DEVICES as Slurm set it in each task, when it bound each to some "
+                 "GPUs (--gpus-per-task, --gpu-bind); default: the step's");
+  app.add_option("--step-visible-devices", a.step_visible_devices,
+                 "CUDA_VISIBLE_DEVICES as Slurm set it for the step (default: the --gpus list, as "
+                 "without ConstrainDevices; 0..n-1 with it)");
   app.add_option("--plugstack", a.plugstack, "plugstack.conf argument key=value (repeatable)");
   a.user_options = {{p::kOptNodes, {}}, {p::kOptGpus, {}},    {p::kOptPort, {}},
                     {p::kOptBackend, {}}, {p::kOptBind, {}}};

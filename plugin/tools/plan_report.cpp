@@ -1,6 +1,7 @@
 #include "plan_report.hpp"
 
 #include "parse.hpp"
+#include "visible_devices.hpp"
 
 #include <iomanip>
 #include <sstream>
@@ -100,7 +101,8 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
 }
 
 std::string plan_explain(const plan::StepPlan& step, const plan::NodePlacement& placement,
-                         const std::vector<plan::TaskPlan>& tasks, const plan::GpuFacts& gpus) {
+                         const std::vector<plan::TaskPlan>& tasks, const plan::GpuFacts& gpus,
+                         const std::optional<std::string>& task_visible) {
   std::ostringstream out;
   const plan::Topology* topo = step.facts.topology ? &*step.facts.topology : nullptr;
   out << "\nGPU matching: Slurm's GPU indices follow gres.conf, which is PCI bus-id order for "
@@ -110,6 +112,9 @@ std::string plan_explain(const plan::StepPlan& step, const plan::NodePlacement& 
       << (topo ? std::to_string(topo->gpus.size()) + " GPU(s) found by hwloc in bus-id order"
                : std::string("no topology loaded"))
       << "\n";
+  if (!gpus.step_gpus.empty())
+    out << "  the step's CUDA_VISIBLE_DEVICES=" << gpus.visible.value_or("unset") << ", numbering "
+        << plan::gpu_numbering_text(plan::gpu_numbering(gpus)) << "\n";
   for (const auto& t : tasks) {
     const unsigned local = t.contract.local_rank;
     out << "  local rank " << local << ": ";
@@ -130,13 +135,14 @@ std::string plan_explain(const plan::StepPlan& step, const plan::NodePlacement& 
     } else {
       out << " = not matched to hwloc (see the warnings): no GPU-local NIC or cores";
     }
-    std::string visible = gpus.cuda_visible_devices.value_or("unset");
+    const std::optional<std::string>& slurms = task_visible ? task_visible : gpus.visible;
+    std::string visible = slurms.value_or("unset");
     std::string visible_from = "as Slurm set it";
     for (const auto& e : t.env)
       if (e.name == contract::kCudaVisibleDevices) {
         visible = e.value;
-        visible_from = "widened by the plan from " + gpus.cuda_visible_devices.value_or("unset") +
-                       " to the step's GPUs";
+        visible_from =
+            "widened by the plan from " + slurms.value_or("unset") + " to the step's GPUs";
       }
     out << "; CUDA_VISIBLE_DEVICES=" << visible << " (" << visible_from << "), cuda:" << local
         << " with CUDA_DEVICE_ORDER=PCI_BUS_ID";

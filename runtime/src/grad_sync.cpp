@@ -67,7 +67,9 @@ struct GradientSynchronizer::State {
   void launch_ready() {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& b = buckets[next_launch++];
-      b.work = group->allreduce_sum(b.flat, "gradients");
+      // One rank: the sum over ranks is the bucket itself, and no collective (nor its host-side
+      // bookkeeping, which a CUDA graph capture refuses) is needed.
+      if (group->context().world_size > 1) b.work = group->allreduce_sum(b.flat, "gradients");
     }
   }
 
@@ -192,7 +194,7 @@ void GradientSynchronizer::finish() {
   s.stats.copied = s.copied;
   const double scale = 1.0 / s.group->context().world_size;
   for (auto& b : s.buckets) {
-    b.flat.mul_(scale);
+    if (scale != 1.0) b.flat.mul_(scale);
     // Each gradient becomes (or stays) a view of its slot, as PyTorch DDP's
     // gradient_as_bucket_view: the next backward accumulates into the bucket in place (an
     // optimizer that zeroes gradients in place keeps the view; one that drops them costs a copy

@@ -67,8 +67,13 @@ expect_contains "$(topology_lines unsafe)" "it is writable by others: rewritten"
 # A directory others may write is neither read nor written; the step still runs on hwloc.
 chmod 777 "$dir"
 verbose_step unsafe_dir
-expect_contains "$(topology_lines unsafe_dir)" "its directory is writable by others: will not write there" \
+expect_contains "$(topology_lines unsafe_dir)" \
+  "$dir (mode 0777, owner root, uid 0) is writable by others, who could swap what lies under it: chmod go-w $dir" \
   "a directory others may write"
+expect_contains "$(topology_lines unsafe_dir)" "or choose another directory: not rewritten" \
+  "a directory others may write"
+grep -q "spank_ddp: node topology loaded with hwloc .*$dir (mode 0777" "$LAB_LOG_DIR"/slurmd-n1.log ||
+  fail "slurmd's log does not say why the step loaded hwloc"
 chmod 755 "$dir"
 
 # Steps without --ddp never touch it, not even to make it.

@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -32,21 +31,7 @@ struct Channel {
   }
   // One message, with a descriptor attached when fd >= 0.
   void send(const std::string& text, int fd = -1) const {
-    iovec iov = {const_cast<char*>(text.data()), text.size()};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    ASSERT_EQ(::sendmsg(other, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+    ASSERT_TRUE(send_line_with_fd(other, text.data(), text.size(), fd));
   }
 };
 

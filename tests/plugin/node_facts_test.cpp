@@ -187,6 +187,13 @@ class Store : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
   p::NodeTopology get(bool may_write = true) { return p::node_topology(store_, xml_, may_write); }
+  // A valid file, moved away from its name for a test to put something else there.
+  std::string move_file_aside() {
+    get();
+    const std::string elsewhere = (root_ / "elsewhere").string();
+    fs::rename(store_.path(), elsewhere);
+    return elsewhere;
+  }
   mode_t mode_of(const std::string& path) {
     struct stat st{};
     EXPECT_EQ(stat(path.c_str(), &st), 0);
@@ -256,8 +263,12 @@ TEST_F(Store, ADirectoryOthersMayWriteIsNeitherReadNorWritten) {
   ASSERT_EQ(chmod(store_.dir.c_str(), 0777), 0);
   const auto after = get();
   EXPECT_FALSE(after.from_file);
-  EXPECT_NE(after.how.find("its directory is writable by others: will not write there"),
+  EXPECT_NE(after.how.find(store_.dir + " (mode 0777, owner "), std::string::npos) << after.how;
+  EXPECT_NE(after.how.find("is writable by others, who could swap what lies under it: chmod go-w " +
+                           store_.dir),
             std::string::npos)
+      << after.how;
+  EXPECT_NE(after.how.find("choose another directory: not rewritten"), std::string::npos)
       << after.how;
 }
 
@@ -270,13 +281,85 @@ TEST_F(Store, AFileOfAnotherOwnerIsNeverBelieved) {
 }
 
 TEST_F(Store, ASymbolicLinkInPlaceOfTheFileIsNotFollowed) {
-  get();
-  const std::string elsewhere = (root_ / "elsewhere").string();
-  fs::rename(store_.path(), elsewhere);
-  fs::create_symlink(elsewhere, store_.path());
+  fs::create_symlink(move_file_aside(), store_.path());
   const auto after = get(false);
   EXPECT_FALSE(after.from_file);
   EXPECT_NE(after.how.find("cannot be opened"), std::string::npos) << after.how;
+}
+
+// Root's writes must go where root was told: a user who could swap a component of the path (a
+// directory above the store, or a name inside a shared one) could otherwise make slurmd or
+// slurmstepd write, or read back, files of the user's choosing.
+TEST_F(Store, ASymbolicLinkAboveTheDirectoryIsNotFollowed) {
+  const fs::path real = root_ / "real";
+  fs::create_directories(real);
+  fs::create_directory_symlink(real, root_ / "link");
+  store_.dir = (root_ / "link" / "cache").string();
+  const auto after = get();
+  EXPECT_FALSE(after.from_file);
+  EXPECT_NE(after.how.find((root_ / "link").string() + " is a symbolic link to '" + real.string() +
+                           "'"),
+            std::string::npos)
+      << after.how;
+  EXPECT_NE(after.how.find("not rewritten"), std::string::npos) << after.how;
+  EXPECT_FALSE(fs::exists(real / "cache"));
+}
+
+TEST_F(Store, ASymbolicLinkInPlaceOfTheDirectoryIsNotFollowed) {
+  const fs::path real = root_ / "real";
+  fs::create_directories(real);
+  fs::create_directory_symlink(real, store_.dir);
+  const auto after = get();
+  EXPECT_NE(after.how.find(store_.dir + " is a symbolic link"), std::string::npos) << after.how;
+  EXPECT_TRUE(fs::is_empty(real));
+}
+
+TEST_F(Store, AHardLinkInPlaceOfTheFileIsNeverBelieved) {
+  // In a sticky directory anyone may add a name: a second name for a file of root's (a copy of
+  // the cache here; /etc/shadow on a machine without fs.protected_hardlinks).
+  fs::create_hard_link(move_file_aside(), store_.path());
+  const auto after = get(false);
+  EXPECT_FALSE(after.from_file);
+  EXPECT_NE(after.how.find("it has other names (hard links)"), std::string::npos) << after.how;
+}
+
+TEST_F(Store, AFifoInPlaceOfTheFileDoesNotBlock) {
+  ASSERT_EQ(mkdir(store_.dir.c_str(), 0755), 0);
+  ASSERT_EQ(mkfifo(store_.path().c_str(), 0644), 0);
+  const auto after = get(false);  // opening a FIFO to read would wait for a writer
+  EXPECT_NE(after.how.find("it is not a regular file of node facts"), std::string::npos)
+      << after.how;
+}
+
+// A sticky directory (/tmp, or a site's shared one) keeps others from renaming what is in it,
+// so it is walked through and may hold the store; a name someone else made there first is theirs
+// and refused, and root's rename replaces it.
+TEST_F(Store, InAStickyDirectoryOnlyRootsOwnFileIsBelieved) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a file of another user";
+  ASSERT_EQ(mkdir(store_.dir.c_str(), 01777), 0);
+  ASSERT_EQ(chmod(store_.dir.c_str(), 01777), 0);
+  std::ofstream(store_.path()) << "slurm-ddp node facts 1\n";
+  ASSERT_EQ(chown(store_.path().c_str(), 65534, 65534), 0);
+  const auto first = get();
+  EXPECT_FALSE(first.from_file);
+  EXPECT_NE(first.how.find("not used: it is owned by uid 65534, not 0: rewritten"),
+            std::string::npos)
+      << first.how;
+  EXPECT_TRUE(get().from_file);
+}
+
+TEST_F(Store, ADirectoryAboveOfAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a directory of another user";
+  const fs::path theirs = root_ / "theirs";
+  fs::create_directories(theirs);
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  store_.dir = (theirs / "cache").string();
+  const auto after = get();
+  EXPECT_FALSE(after.from_file);
+  EXPECT_NE(after.how.find(theirs.string() + " (mode 0755, owner "), std::string::npos)
+      << after.how;
+  EXPECT_NE(after.how.find("uid 65534) belongs to another user"), std::string::npos) << after.how;
+  EXPECT_FALSE(fs::exists(theirs / "cache"));
 }
 
 TEST_F(Store, WithoutTheRightToWriteTheFileStaysAsItIs) {

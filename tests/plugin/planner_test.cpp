@@ -139,18 +139,63 @@ TEST(Planner, ExplicitNcclWithoutAGpuPerTaskIsAnError) {
   EXPECT_NE(msg.find("--ddp-backend=gloo"), std::string::npos) << msg;
 }
 
-TEST(Planner, NarrowedVisibleDevicesAreWidenedSoLocalRankIndexesThem) {
-  p::UserOptions o;
-  p::apply_user_option(o, "ddp", "");
-  const auto step = p::plan_step(two_nodes_two_tasks(0), o, {});
-  // --gpus-per-task=1 without cgroup constraint: Slurm shows task 1 only its own GPU, index 3.
-  const auto task = plan_task(step, {1, 1}, {{2, 3}, std::string("3")});
-  const auto env = env_of(task);
-  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+// --gpus-per-task=1 (or --gpu-bind=single:1) without ConstrainDevices, as the test cluster's
+// Slurm 22.05 does it with step GPUs 2,3: slurmstepd sets SLURM_STEP_GPUS=2,3 and
+// CUDA_VISIBLE_DEVICES=2,3 for the step, then narrows both in each task (task 0: 2 and 2, task 1:
+// 3 and 3). The plan works from the step's pair, read before the tasks: every rank gets its GPU
+// and NCCL, and cuda:LOCAL_RANK is that GPU.
+TEST(Planner, GpusBoundPerTaskNodeWideAreWidenedSoLocalRankIndexesThem) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const p::GpuFacts gpus{{2, 3}, std::string("2,3")};
+  for (unsigned local = 0; local < 2; ++local) {
+    const auto env = env_of(plan_task(step, {local, local, std::to_string(2 + local)}, gpus));
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+    EXPECT_EQ(env.at("DDP_GPU"), std::to_string(2 + local));
+    EXPECT_EQ(env.at("DDP_STEP_GPUS"), "2,3");
+    EXPECT_EQ(env.at("DDP_BACKEND"), "nccl");
+  }
+}
+
+// ConstrainDevices=yes: CUDA_VISIBLE_DEVICES counts the step's cgroup from 0 while
+// SLURM_STEP_GPUS names the node's GPUs. The rank's GPU is the node's; CUDA's index is left as
+// Slurm wrote it, never replaced by a node-wide index the cgroup does not have.
+TEST(Planner, CgroupLocalIndicesAreKeptAndTheRankGetsTheNodesGpu) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const p::GpuFacts gpus{{2, 3}, std::string("0,1")};
+  for (unsigned local = 0; local < 2; ++local) {
+    const auto env = env_of(plan_task(step, {local, local, std::string("0,1")}, gpus));
+    EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
+    EXPECT_EQ(env.at("DDP_GPU"), std::to_string(2 + local));
+    EXPECT_EQ(env.at("DDP_BACKEND"), "nccl");
+  }
+}
+
+// ConstrainDevices=yes and --gpus-per-task=1: each task's cgroup holds its own GPU only, and
+// Slurm writes CUDA_VISIBLE_DEVICES=0 in every task. Rank 0 can use cuda:0; rank 1 has no
+// cuda:1 whatever the plan writes: the step fails before the program, saying why and the fix.
+TEST(Planner, CgroupLocalGpusBoundPerTaskFailRanksPastTheFirst) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const p::GpuFacts gpus{{2, 3}, std::string("0,1")};
+  EXPECT_EQ(env_of(plan_task(step, {0, 0, std::string("0")}, gpus)).count("CUDA_VISIBLE_DEVICES"),
+            0u);
+  const auto msg = error_of([&] { plan_task(step, {1, 1, std::string("0")}, gpus); });
+  EXPECT_NE(msg.find("local rank 1 cannot use cuda:LOCAL_RANK: Slurm bound its task to "
+                     "CUDA_VISIBLE_DEVICES=0 (--gpus-per-task or --gpu-bind)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=2,3)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Fix: give the step its GPUs without binding them per task"),
+            std::string::npos)
+      << msg;
+}
+
+// UUIDs (MIG): never rewritten, in either numbering.
+TEST(Planner, UuidListsAreLeftAsSlurmSetThem) {
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
+  const p::GpuFacts gpus{{2, 3}, std::string("MIG-a,MIG-b")};
+  const auto env = env_of(plan_task(step, {1, 1, std::string("MIG-b")}, gpus));
+  EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
   EXPECT_EQ(env.at("DDP_GPU"), "3");
-  // UUIDs (MIG) cannot be widened: left as Slurm set them.
-  const auto mig = plan_task(step, {1, 1}, {{2, 3}, std::string("MIG-abc")});
-  EXPECT_EQ(env_of(mig).count("CUDA_VISIBLE_DEVICES"), 0u);
 }
 
 TEST(Planner, ReservedPortWinsOverDerivedAndOptionOverBoth) {

@@ -7,6 +7,7 @@
 #include "hostlist.hpp"
 #include "parse.hpp"
 #include "version.hpp"
+#include "visible_devices.hpp"
 
 namespace ddp::plan {
 namespace {
@@ -21,24 +22,6 @@ std::string asked(const UserOptions& o) {
   if (o.gpus_per_node) out += std::string(out.empty() ? "" : " ") + "--ddp-gpus=" +
                               std::to_string(*o.gpus_per_node);
   return out;
-}
-
-// A visible-devices list Slurm narrowed to a subset of the step's GPUs (--gpus-per-task,
-// --gpu-bind) breaks torchrun's rule that rank LOCAL_RANK uses cuda:LOCAL_RANK. Widening it back
-// to the step's GPUs restores the rule; lists we cannot read (UUIDs, MIG) are left alone.
-std::optional<std::string> widened_visible_devices(const GpuFacts& gpus) {
-  if (!gpus.cuda_visible_devices || gpus.step_gpus.empty()) return std::nullopt;
-  std::vector<unsigned> visible;
-  try {
-    visible = parse_index_list("CUDA_VISIBLE_DEVICES", *gpus.cuda_visible_devices, 1u << 16);
-  } catch (const PlanError&) {
-    return std::nullopt;
-  }
-  if (visible.size() >= gpus.step_gpus.size()) return std::nullopt;
-  for (unsigned v : visible)
-    if (std::find(gpus.step_gpus.begin(), gpus.step_gpus.end(), v) == gpus.step_gpus.end())
-      return std::nullopt;
-  return join(gpus.step_gpus);
 }
 
 }  // namespace
@@ -168,8 +151,9 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   if (ngpus > 0) {
     plan.env.push_back({contract::kDdpStepGpus, join(gpus.step_gpus), true});
     if (plan.gpu) plan.env.push_back({contract::kDdpGpu, std::to_string(*plan.gpu), true});
-    if (auto widened = widened_visible_devices(gpus))
-      plan.env.push_back({contract::kCudaVisibleDevices, *widened, true});
+    // cuda:LOCAL_RANK must be the rank's GPU, as under torchrun (visible_devices.hpp).
+    if (auto visible = task_visible_devices(gpus, task))
+      plan.env.push_back({contract::kCudaVisibleDevices, *visible, true});
   }
   if (!plan.gpu_busid.empty()) plan.env.push_back({contract::kDdpGpuBusId, plan.gpu_busid, true});
   if (!plan.cpus.empty()) plan.env.push_back({contract::kDdpCpus, format_cpu_list(plan.cpus), true});
@@ -200,11 +184,13 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
 }
 
 std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus,
-                                const NodePlacement& placement) {
+                                const NodePlacement& placement,
+                                const std::optional<std::string>& task_visible) {
   std::vector<TaskPlan> plans;
   const StepFacts& f = step.facts;
+  const std::optional<std::string>& visible = task_visible ? task_visible : gpus.visible;
   for (unsigned i = 0; i < f.local_tasks; ++i)
-    plans.push_back(plan_task(step, {i, f.node_id * f.local_tasks + i}, gpus, placement));
+    plans.push_back(plan_task(step, {i, f.node_id * f.local_tasks + i, visible}, gpus, placement));
   return plans;
 }
 

@@ -56,13 +56,17 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
 // each task computes it from the node's facts, which costs microseconds.
 NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus);
 
-// Throws PlanError when the GPUs Slurm gave do not fit the ranks.
+// Throws PlanError when the GPUs Slurm gave do not fit the ranks, or when Slurm bound the task to
+// GPUs that cuda:LOCAL_RANK cannot name (visible_devices.hpp).
 TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
                    const NodePlacement& placement);
 
 // Every task of the node, for `ddp-plan`; global ids assume Slurm's default block distribution.
+// task_visible: the CUDA_VISIBLE_DEVICES Slurm set in every task, when it narrowed them (unset:
+// the step's own).
 std::vector<TaskPlan> plan_node(const StepPlan& step, const GpuFacts& gpus,
-                                const NodePlacement& placement);
+                                const NodePlacement& placement,
+                                const std::optional<std::string>& task_visible = std::nullopt);
 
 // How to fix a step whose shape is not the one asked, for error messages: the allocation (the
 // cli_filter, or the request) when the job lacks the shape, otherwise the step's own options.

@@ -1,9 +1,11 @@
 #include "node_facts.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
 #include "error.hpp"
+#include "limits.hpp"
 #include "parse.hpp"
 
 namespace ddp::plan {
@@ -97,7 +99,9 @@ struct Reader {
   CpuList cpus(std::size_t i) const {
     if (words[i] == kNone) return {};
     try {
-      return parse_cpu_list("field " + std::to_string(i), words[i]);
+      CpuList cpus = parse_index_list("field " + std::to_string(i), words[i], kMaxCpuId);
+      std::sort(cpus.begin(), cpus.end());
+      return cpus;
     } catch (const PlanError& e) {
       throw error(e.what());
     }

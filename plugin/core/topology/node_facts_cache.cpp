@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "error.hpp"
+#include "trusted_dir.hpp"
 
 namespace ddp::plan {
 namespace {
@@ -20,6 +21,7 @@ namespace {
 // Far above any node's file (an 8-GPU, 8-HCA, 192-core node writes ~6 KB): a bigger file is
 // not ours.
 constexpr off_t kMaxFileBytes = 1 << 22;
+constexpr const char* kFileName = "node-facts";  // NodeFactsStore::path()'s last component
 
 using Clock = std::chrono::steady_clock;
 
@@ -29,23 +31,15 @@ double ms_since(Clock::time_point start) {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// A directory or file only root (the owner) may change: anyone else who could write there could
-// make every later step pin tasks and choose NICs by a topology of their making.
-std::string unsafe_because(const struct stat& st, uid_t owner, const char* what) {
+// A file only root (the owner) may change: anyone else who could write it could make every
+// later step pin tasks and choose NICs by a topology of their making. A second name (a hard link
+// made in a sticky directory) could be any file of root's, which is never ours to read.
+std::string unsafe_because(const struct stat& st, uid_t owner) {
   if (st.st_uid != owner)
-    return std::string(what) + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
-           std::to_string(owner);
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return std::string(what) + " is writable by others";
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not " + std::to_string(owner);
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "it is writable by others";
+  if (st.st_nlink != 1) return "it has other names (hard links)";
   return "";
-}
-
-std::string dir_problem(const NodeFactsStore& store) {
-  struct stat st{};
-  if (lstat(store.dir.c_str(), &st) != 0)
-    return errno == ENOENT ? "there is none yet"
-                           : "its directory cannot be read (" + errno_text(errno) + ")";
-  if (!S_ISDIR(st.st_mode)) return "its directory is not a directory (or is a symbolic link)";
-  return unsafe_because(st, store.owner, "its directory");
 }
 
 struct FileRead {
@@ -55,11 +49,15 @@ struct FileRead {
 
 FileRead read_file(const NodeFactsStore& store) {
   FileRead out;
-  if (std::string p = dir_problem(store); !p.empty()) {
-    out.problem = p;
+  // The directory is held open and the file named only through it (trusted_dir.hpp): a component
+  // of the path swapped for a symbolic link after the check redirects nothing.
+  const TrustedDir dir = open_trusted_dir(store.dir, store.owner, /*make_missing=*/false);
+  if (!dir) {
+    out.problem = dir.missing() ? "there is none yet" : dir.problem();
     return out;
   }
-  const int fd = open(store.path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in place of the file fails the type check below instead of blocking.
+  const int fd = openat(dir.fd(), kFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     out.problem = errno == ENOENT ? "there is none yet" : "it cannot be opened (" + errno_text(errno) + ")";
     return out;
@@ -70,13 +68,14 @@ FileRead read_file(const NodeFactsStore& store) {
     out.problem = "it cannot be examined (" + errno_text(errno) + ")";
   } else if (!S_ISREG(st.st_mode) || st.st_size > kMaxFileBytes) {
     out.problem = "it is not a regular file of node facts";
-  } else if (std::string p = unsafe_because(st, store.owner, "it"); !p.empty()) {
+  } else if (std::string p = unsafe_because(st, store.owner); !p.empty()) {
     out.problem = p;
   } else {
     text.resize(static_cast<std::size_t>(st.st_size));
     std::size_t got = 0;
     while (got < text.size()) {
       const ssize_t n = read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
@@ -92,27 +91,40 @@ FileRead read_file(const NodeFactsStore& store) {
   return out;
 }
 
+// A name for the new file no one else holds: only root writes in the directory, and in a sticky
+// one O_EXCL refuses a name another user made first.
+int create_temp(int dir, std::string& name) {
+  for (unsigned attempt = 0; attempt < 100; ++attempt) {
+    name = ".node-facts." + std::to_string(getpid()) + "." + std::to_string(attempt);
+    const int fd =
+        openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 // Written next to its final name and renamed over it, so a reader sees the old file or the new
 // one, never a part. Returns why not, "" on success.
 std::string write_file(const NodeFactsStore& store, const std::string& text) {
-  if (mkdir(store.dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return "cannot create " + store.dir + " (" + errno_text(errno) + ")";
-  if (std::string p = dir_problem(store); !p.empty()) return "will not write there: " + p;
-  std::string tmp = store.dir + "/.node-facts.XXXXXX";
-  const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  const TrustedDir dir = open_trusted_dir(store.dir, store.owner, /*make_missing=*/true);
+  if (!dir) return dir.problem();
+  std::string tmp;
+  const int fd = create_temp(dir.fd(), tmp);
   if (fd < 0) return "cannot create a file in " + store.dir + " (" + errno_text(errno) + ")";
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<std::size_t>(n);
   }
   // Readable by all: user_init and ddp-plan run as the job's user.
   const bool ok = done == text.size() && fchmod(fd, 0644) == 0;
   const int err = errno;
-  if (close(fd) != 0 || !ok || rename(tmp.c_str(), store.path().c_str()) != 0) {
+  if (close(fd) != 0 || !ok || renameat(dir.fd(), tmp.c_str(), dir.fd(), kFileName) != 0) {
     const int e = ok ? errno : err;
-    unlink(tmp.c_str());
+    unlinkat(dir.fd(), tmp.c_str(), 0);
     return "cannot write " + store.path() + " (" + errno_text(e) + ")";
   }
   return "";
@@ -141,8 +153,10 @@ NodeTopology load_and_store(const NodeFactsStore& store, const std::optional<std
     out.how += "; node_facts_dir=off";
   } else if (may_write) {
     const std::string failed = write_file(store, encode_node_facts(key, out.topology));
+    // A directory refused for reading is refused for writing too: said once.
+    const bool said = !failed.empty() && why.find(failed) != std::string::npos;
     out.how += "; node facts file " + store.path() + " " + why + ": " +
-               (failed.empty() ? "rewritten" : failed);
+               (failed.empty() ? "rewritten" : said ? "not rewritten" : failed);
   } else {
     out.how += "; node facts file " + store.path() + " " + why;
   }

@@ -1,7 +1,9 @@
 // The node facts file: written by root (slurmd at its start, or the first DDP step after the node
-// changed), read by every later DDP step. A file is used only when it is safe (a regular file and
-// directory owned by root that no one else may write) and current (its key is the node's key
-// now); anything else is reloaded with hwloc and, where this process may, replaced.
+// changed), read by every later DDP step. A file is used only when it is safe (its directory
+// passes trusted_dir.hpp's walk, and it is a regular file of root's with one name that no one else
+// may write) and current (its key is the node's key now); anything else is reloaded with hwloc
+// and, where this process may, replaced. A refused directory is said in --ddp-verbose's and
+// slurmd's line, never fatal.
 #pragma once
 
 #include <optional>

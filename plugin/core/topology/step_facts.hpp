@@ -39,16 +39,18 @@ struct StepFacts {
   NetFacts net;
 };
 
-// Known only once Slurm has applied its GRES environment to a task (task_init); the same for all
-// tasks of a node.
+// The step's GPUs on this node, as slurmstepd set them for the whole step (user_init): per-task
+// GPU binding narrows both variables in each task's environment before task_init
+// (visible_devices.hpp), so a task no longer sees the step's.
 struct GpuFacts {
-  std::vector<unsigned> step_gpus;                // SLURM_STEP_GPUS, Slurm's indices on this node
-  std::optional<std::string> cuda_visible_devices;  // as Slurm set it for the task
+  std::vector<unsigned> step_gpus;     // SLURM_STEP_GPUS: Slurm's node-wide indices
+  std::optional<std::string> visible;  // CUDA_VISIBLE_DEVICES for the step
 };
 
 struct TaskFacts {
   unsigned local_id = 0;
   unsigned global_id = 0;
+  std::optional<std::string> visible = std::nullopt;  // CUDA_VISIBLE_DEVICES Slurm set for it
 };
 
 }  // namespace ddp::plan

@@ -16,9 +16,9 @@ using CpuList = std::vector<unsigned>;
 // cgroup cpuset; empty when it cannot be read.
 CpuList process_affinity();
 
-// "0-3,8,10-11"; parse_cpu_list is its inverse (throws PlanError on junk, naming `what`).
+// "0-3,8,10-11", sorted, as the kernel writes Cpus_allowed_list; parse_index_list (parse.hpp)
+// reads it back.
 std::string format_cpu_list(const CpuList& cpus);
-CpuList parse_cpu_list(const std::string& what, const std::string& text);
 
 // Where a PCI device sits, reduced to what NCCL's path rule needs (tests/data/topologies/SOURCES.md,
 // "Path rule"): the chain of PCI switches above it (hwloc objects' global persistent indices,
