@@ -11,7 +11,7 @@
 #   3. dpkg -r keeps only the plugin's conffiles, dpkg --purge leaves nothing.
 # Nothing here names a Slurm or LibTorch version or soname: they are read from the build and from
 # dpkg, so the check runs on every platform the project builds on (Debian 12: Slurm 22.05,
-# LibTorch 1.13; Debian 13: Slurm 24.11, LibTorch 2.6).
+# LibTorch 1.13; Debian 13: Slurm 24.11, LibTorch 2.6; forky/sid: Slurm 26.05, LibTorch 2.14).
 #
 # It leaves the machine as it found it, also on failure or Ctrl-C: the packages are purged,
 # packages apt pulled in for them are removed again, the test cluster is taken down.
@@ -386,6 +386,10 @@ test_args+=(-DDDP_TEST_MONITOR_BIN= -DDDP_TEST_REPORT_BIN="$report_bin")
 test_args+=(-DDDP_TEST_WATCH_BIN=)
 fake_nvml=$(find "$BUILD_DIR/tests/monitor" -name libnvidia-ml.so.1 -type f -print -quit 2>/dev/null || true)
 test_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")")
+# The preflight test's stand-in CUDA driver (not packaged), so that its GPU check runs here too:
+# on every platform the cluster tests run only here.
+fake_cuda=$(find "$BUILD_DIR/tests/preflight" -name libfake_cuda_driver.so -type f -print -quit 2>/dev/null || true)
+[ -z "$fake_cuda" ] || test_args+=(-DDDP_TEST_FAKE_LIBCUDA="$fake_cuda")
 cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
   -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
   -DDDP_TEST_PLAN_BIN="$plan_bin" "${test_args[@]}" >"$WORK/configure.log" 2>&1 ||
