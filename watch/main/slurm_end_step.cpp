@@ -14,7 +14,8 @@ extern "C" {
 namespace ddp::watch {
 namespace {
 
-// slurm_kill_job_step gained a flags argument in 23.11; the header this was built with decides.
+// slurm_kill_job_step gained a flags argument in 23.11 and took a step id in 25.11; the header
+// this was built with decides which of these is called.
 [[maybe_unused]] int kill_step(int (*f)(std::uint32_t, std::uint32_t, std::uint16_t),
                                std::uint32_t job, std::uint32_t step) {
   return f(job, step, SIGKILL);
@@ -22,6 +23,14 @@ namespace {
 [[maybe_unused]] int kill_step(int (*f)(std::uint32_t, std::uint32_t, std::uint16_t, std::uint16_t),
                                std::uint32_t job, std::uint32_t step) {
   return f(job, step, SIGKILL, 0);
+}
+[[maybe_unused]] int kill_step(int (*f)(slurm_step_id_t*, std::uint16_t, std::uint16_t),
+                               std::uint32_t job, std::uint32_t step) {
+  slurm_step_id_t id{};
+  id.job_id = job;
+  id.step_id = step;
+  id.step_het_comp = NO_VAL;
+  return f(&id, SIGKILL, 0);
 }
 
 void say(const char* what, const char* detail) {

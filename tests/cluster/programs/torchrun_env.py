@@ -15,23 +15,31 @@ from torch.distributed.elastic.agent.server import local_elastic_agent
 
 
 def agent_variables():
-    """The keys of `worker_env` in LocalElasticAgent._start_workers (a dict literal, and any
-    worker_env[...] = ... after it), as this torch writes them."""
+    """The keys of `worker_env` that LocalElasticAgent._start_workers (and, in newer torch,
+    _set_local_rank_env) always sets, as this torch writes them: those of the dict literal, and of
+    any worker_env[...] = ... that no `if` guards (OMP_NUM_THREADS and CUDA_VISIBLE_DEVICES are
+    passed on only when the agent has them)."""
     tree = ast.parse(inspect.getsource(local_elastic_agent))
     names = set()
-    for fn in ast.walk(tree):
-        if not (isinstance(fn, ast.FunctionDef) and fn.name in ("_start_workers", "_set_local_rank_env")):
-            continue
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == "worker_env" for t in node.targets):
-                if isinstance(node.value, ast.Dict):
-                    names |= {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+
+    def visit(statements):
+        for node in statements:
+            if isinstance(node, ast.If):
+                continue
             if isinstance(node, ast.Assign):
                 for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id == "worker_env" and isinstance(node.value, ast.Dict):
+                        names.update(k.value for k in node.value.keys if isinstance(k, ast.Constant))
                     if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and
                             t.value.id == "worker_env" and isinstance(t.slice, ast.Constant)):
                         names.add(t.slice.value)
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(node, (ast.For, ast.While, ast.With, ast.Try)) and hasattr(node, field):
+                    visit(getattr(node, field))
+
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name in ("_start_workers", "_set_local_rank_env"):
+            visit(fn.body)
     return sorted(names)
 
 
