@@ -1,8 +1,8 @@
-// slurmstepd's side of the control channel: what it has heard from the sampler's launcher and
-// from the sampler. Only the launcher's line is the plugin's own word (it is the first on the
-// channel: the sampler starts only once it is out); everything after it is the user's, since the
-// sampler runs the job's environment, LD_PRELOAD included. So a descriptor is taken only with
-// that first line, and only if it is a pidfd of the very PID the line names.
+// slurmstepd's side of the control channel: what it has heard from a helper's process. Only the
+// first line is the plugin's own word (the helper's process writes it before it runs the
+// program); everything after it is the user's, since the helper runs the job's environment,
+// LD_PRELOAD included. So slurmstepd opens the helper's pidfd itself, for the PID of that first
+// line, and keeps it only if that PID is still the process that started at the line's START.
 #pragma once
 
 #include <sys/types.h>
@@ -16,23 +16,21 @@ namespace ddp::monitor {
 
 enum class Drained {
   More,      // all that has arrived is read; more may come
-  Done,      // the sampler said done, or the stream ended
+  Done,      // the helper said done, or the stream ended
   Overflow,  // past the channel's limits: the rest is not read
 };
 
-// Reads what has arrived without blocking, never past `deadline` (monotonic_seconds) or the
+// Reads what has arrived on a non-blocking pipe, never past `deadline` (monotonic_seconds) or the
 // channel's limits.
 struct Heard;
 Drained drain(int fd, Heard& h, double deadline);
 
 struct Heard {
   LineBuffer lines;
-  bool launched = false;  // "sampler PID" from the launcher
-  long sampler = 0;       // that PID
-  int pidfd = -1;         // the sampler's, from the launcher, checked against that PID
-  bool hello = false;     // from the sampler, for kernels without pidfds:
-  long pid = 0;           //   its PID and start time (proc(5)), to tell a reused PID
-  std::uint64_t start_time = 0;
+  bool launched = false;         // "helper PID START", the first line
+  long pid = 0;                  // that PID
+  std::uint64_t start_time = 0;  // and its start (proc(5)): with the PID, one process for good
+  int pidfd = -1;  // the helper's, when the PID was still that process as the line was read
 
   Heard() = default;
   Heard(const Heard&) = delete;
@@ -41,15 +39,12 @@ struct Heard {
 
  private:
   friend Drained drain(int fd, Heard& h, double deadline);
-  int offered_ = -1;   // the descriptor that came with the first bytes, until its line is read
   bool first_ = true;  // the first line not yet read
 };
 
+// Whether `pid` is still the process that started at `start_time` (and has not ended).
+bool same_process(long pid, std::uint64_t start_time);
 
 double monotonic_seconds();
-
-// The launcher's side: one whole line with a descriptor attached (none when fd < 0); true once
-// all of it is on the channel. Never blocks; async-signal-safe (sendmsg only).
-bool send_line_with_fd(int socket, const char* text, std::size_t size, int fd) noexcept;
 
 }  // namespace ddp::monitor

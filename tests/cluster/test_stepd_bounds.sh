@@ -53,7 +53,7 @@ step() {
 }
 job_of() { sed -n 's/^job=\([0-9]*\)$/\1/p' <<<"$1" | head -1; }
 
-# 1. The issue's reproduction: the sampler floods fd 3.
+# 1. The issue's reproduction: the sampler floods its channel to slurmstepd.
 out=$(step "flooding sampler" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
   --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=flood bash -c 'echo job=$SLURM_JOB_ID; sleep 2')
 expect_contains "$out" "the sampler wrote more than 65536 bytes" "flood named"
@@ -69,6 +69,14 @@ settled "$(job_of "$out")" "hung sampler"
 # (a zombie has ended: whoever adopted it reaps it)
 live=$(ps -u nobody -o pid=,stat=,comm= | awk '$3 == "ddp-monitor" && $2 !~ /Z/')
 [ -z "$live" ] || fail "a sampler outlived its step: $live"
+
+# 2b. The review's: a descriptor whose close blocks, handed to slurmstepd. The channel is two
+# pipes, which carry none; the step ends as if the sampler had only hung.
+out=$(step "descriptor-passing sampler" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
+  --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=passfd bash -c 'echo job=$SLURM_JOB_ID; sleep 1')
+[[ $out != *"went through"* ]] || fail "a descriptor reached slurmstepd: $out"
+expect_contains "$out" "did not finish within 3 s after the step's tasks" "descriptor-passing sampler killed"
+settled "$(job_of "$out")" "descriptor-passing sampler"
 
 # 3. The sampler gets the task's limits: the submitting shell's soft NOFILE, not root's.
 out=$(step "limits" ok bash -c 'ulimit -Sn 555; srun -N1 -n1 --ddp --ddp-monitor=1 bash -c "

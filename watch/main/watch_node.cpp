@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,7 +84,7 @@ void WatchNode::read_control(Now now) {
   if (stepd_gone_ || args_.control_fd < 0) return;
   char buf[4096];
   for (;;) {
-    const ssize_t n = ::recv(args_.control_fd, buf, sizeof buf, MSG_DONTWAIT);
+    const ssize_t n = ::read(args_.control_fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {
@@ -386,9 +385,8 @@ int WatchNode::run() {
     for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
     (void)::rmdir(args_.error_dir.c_str());
   }
-  if (args_.control_fd >= 0)
-    (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
-                 MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (args_.reply_fd >= 0)
+    (void)!::write(args_.reply_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
   return 0;
 }
 
