@@ -31,6 +31,8 @@ std::optional<ControlMessage> parse_control(std::string_view line) {
   } else if (word == "helper") {
     m.kind = ControlMessage::Kind::Helper;
     if (!(in >> m.pid >> m.start_time) || m.pid <= 0 || m.start_time == 0) return std::nullopt;
+  } else if (word == "end") {
+    m.kind = ControlMessage::Kind::End;
   } else if (word == "done") {
     m.kind = ControlMessage::Kind::Done;
   } else {

@@ -1,5 +1,5 @@
 // The control channel between slurmstepd and a helper program of the step on its node (the
-// --ddp-monitor sampler, the failure watch): two pipes the plugin makes in slurmstepd before the
+// --ddp-monitor sampler, the failure watch): pipes the plugin makes in slurmstepd before the
 // tasks are forked (plugin/spank/helper_channel.hpp), one each way. Local task 0 starts the
 // helper with the read end of the first as fd 3 and the write end of the second as fd 4;
 // slurmstepd keeps the other ends. Pipes, not a socket: nothing can pass a descriptor through a
@@ -10,11 +10,14 @@
 //                                                        its start in ticks after boot, proc(5))
 //                           exit LOCAL GLOBAL STATUS WALL a task ended (the watch's): its wait
 //                                                        status, and when (ns since the epoch)
-//                           end of file                   the step's tasks have ended: stop
-//   launcher   -> stepd     helper PID START              the first line, written by the helper's
-//                                                        process before it runs the program: with
-//                                                        START, names that process for good
+//                           end (or end of file)          the step's tasks have ended: stop
 //   helper     -> stepd     done                          it said what it had to; it exits
+//
+// and on a third pipe, which the helper never holds (it closes at exec):
+//
+//   launcher   -> stepd     helper PID START              written by the helper's process before
+//                                                        it runs the program: with START, names
+//                                                        that process for good
 #pragma once
 
 #include <cstddef>
@@ -29,7 +32,7 @@ inline constexpr int kControlFd = 3;  // the helper's: slurmstepd -> helper
 inline constexpr int kReplyFd = 4;    // the helper's: helper -> slurmstepd
 
 struct ControlMessage {
-  enum class Kind { Task, Exit, Helper, Done } kind = Kind::Done;
+  enum class Kind { Task, Exit, End, Helper, Done } kind = Kind::Done;
   long local = 0;          // Task, Exit
   long global = 0;         // Task, Exit
   long pid = 0;            // Task, Helper
@@ -41,6 +44,7 @@ struct ControlMessage {
 std::string task_message(unsigned local, unsigned global, long pid, std::uint64_t start_time);
 std::string exit_message(unsigned local, unsigned global, int status, std::int64_t wall_ns);
 inline constexpr const char* kDoneMessage = "done\n";
+inline constexpr const char* kEndMessage = "end\n";
 
 // nullopt for a line that is no message (ignored: a later version may add some).
 std::optional<ControlMessage> parse_control(std::string_view line);

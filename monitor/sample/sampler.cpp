@@ -247,6 +247,7 @@ void Sampler::read_control() {
     const auto m = parse_control(*line);
     if (m && m->kind == ControlMessage::Kind::Task)
       add_task(static_cast<unsigned>(m->global), static_cast<unsigned>(m->local), m->pid);
+    if (m && m->kind == ControlMessage::Kind::End) control_ended_ = true;
   }
 }
 

@@ -80,7 +80,7 @@ bool kill_helper(const monitor::Heard& h, uid_t job_uid) {
   return ::kill(static_cast<pid_t>(h.pid), SIGKILL) == 0;
 }
 
-// The helper's first line, before it runs the program: "helper PID START\n". Allocates nothing.
+// Who the helper is, before it runs the program: "helper PID START\n". Allocates nothing.
 std::size_t helper_line(char* out, long pid, std::uint64_t start) {
   std::size_t n = 0;
   for (const char* w = "helper "; *w;) out[n++] = *w++;
@@ -107,21 +107,25 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 bool HelperChannel::open(spank_t sp) {
   if (spank_get_item(sp, S_JOB_UID, &job_uid_) != ESPANK_SUCCESS) return false;
-  int down[2], up[2];
+  int down[2], up[2], identity[2];
   if (::pipe2(down, O_CLOEXEC | O_NONBLOCK) != 0) {
     slurm_info("spank_ddp: no %s channel: pipe: %s", texts_.option, std::strerror(errno));
     return false;
   }
-  if (::pipe2(up, O_CLOEXEC | O_NONBLOCK) != 0) {
+  if (::pipe2(up, O_CLOEXEC | O_NONBLOCK) != 0 ||
+      ::pipe2(identity, O_CLOEXEC | O_NONBLOCK) != 0) {
     slurm_info("spank_ddp: no %s channel: pipe: %s", texts_.option, std::strerror(errno));
-    ::close(down[0]);
-    ::close(down[1]);
+    for (int fd : {down[0], down[1], up[0], up[1]})
+      if (fd >= 0) ::close(fd);
     return false;
   }
+  owner_ = ::getpid();
   to_helper_ = down[1];
   helper_reads_ = down[0];
   from_helper_ = up[0];
   helper_writes_ = up[1];
+  identity_ = identity[0];
+  identity_writes_ = identity[1];
   return true;
 }
 
@@ -133,12 +137,20 @@ void HelperChannel::refuse(const std::string& why) const {
   tell_user(std::string("warning: ") + texts_.option + ": " + why + "; " + texts_.without);
 }
 
+// Under SlurmdParameters=contain_spank, Slurm runs some hooks (task_exit among them) in a clone
+// that shares slurmstepd's memory but has a descriptor table of its own: a close there closes
+// only the clone's copy, so the numbers are kept for slurmstepd's own close().
+void HelperChannel::release(int& fd) {
+  if (fd < 0) return;
+  ::close(fd);
+  if (::getpid() == owner_) fd = -1;
+}
+
 void HelperChannel::close() {
-  for (int* fd : {&to_helper_, &helper_reads_, &from_helper_, &helper_writes_})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
+  if (::getpid() != owner_) return;
+  for (int* fd : {&to_helper_, &helper_reads_, &from_helper_, &helper_writes_, &identity_,
+                  &identity_writes_})
+    release(*fd);
 }
 
 // Ends the stream and waits for the helper's `done`, at most `timeout` seconds; a helper that is
@@ -147,20 +159,21 @@ void HelperChannel::close() {
 void HelperChannel::stop(double timeout) {
   if (to_helper_ < 0 || stopped_) return;
   stopped_ = true;
-  // The end of the stream, then: without slurmstepd's copy of the helper's write end, a helper
-  // that died shows as end of file.
-  for (int* fd : {&to_helper_, &helper_reads_, &helper_writes_})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
+  // The end of the stream: said in it (a close in a contain_spank clone is not slurmstepd's),
+  // then the ends closed. Without slurmstepd's copy of the helper's write end, a helper that
+  // died shows as end of file.
+  write_all(to_helper_, monitor::kEndMessage, std::strlen(monitor::kEndMessage));
+  for (int* fd : {&to_helper_, &helper_reads_, &helper_writes_, &identity_writes_}) release(*fd);
   // Closed last, after any kill: closing first would end a stuck helper's write with SIGPIPE
   // and leave the warning to say that it had ended.
   struct CloseLast {
     HelperChannel& channel;
-    ~CloseLast() { channel.close(); }
+    ~CloseLast() {
+      for (int* fd : {&channel.from_helper_, &channel.identity_}) channel.release(*fd);
+    }
   } close_last{*this};
   monitor::Heard h;
+  monitor::take_identity(identity_, h);
   const double deadline = monitor::monotonic_seconds() + timeout;
   monitor::Drained state = monitor::drain(from_helper_, h, deadline);
   while (state == monitor::Drained::More && h.launched) {
@@ -178,7 +191,7 @@ void HelperChannel::stop(double timeout) {
       pollfd p = {h.pidfd, POLLIN, 0};
       (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
     }
-  // The helper's process writes its first line before it runs the program: without it, none was.
+  // The helper's process says who it is before it runs the program: without that, none ran.
   if (!h.launched && state != monitor::Drained::Overflow) return;
   if (state == monitor::Drained::Done && h.pidfd < 0) return;
   const bool killed = kill_helper(h, job_uid_);
@@ -204,7 +217,7 @@ void HelperChannel::stop(double timeout) {
 void HelperChannel::launch(spank_t sp, std::vector<std::string> argv,
                            const std::vector<std::string>& extra_env) {
   const std::string& program = argv.front();
-  if (helper_reads_ < 0 || helper_writes_ < 0)
+  if (helper_reads_ < 0 || helper_writes_ < 0 || identity_writes_ < 0)
     return refuse("slurmstepd made no control channel for " + std::string(texts_.name));
   if (::access(program.c_str(), X_OK) != 0)
     return refuse("cannot run " + program + ": " + std::strerror(errno) +
@@ -222,7 +235,7 @@ void HelperChannel::launch(spank_t sp, std::vector<std::string> argv,
   for (auto& e : extra) env.push_back(e.data());
   env.push_back(nullptr);
   const plan::UserLimits limits = task_limits(job_env);
-  const int reads = helper_reads_, writes = helper_writes_;
+  const int reads = helper_reads_, writes = helper_writes_, identity = identity_writes_;
   const std::string exec_failed = std::string(kLogPrefix) + "warning: " + texts_.option +
                                   ": cannot start " + program + "; " + texts_.without + "\n";
 
@@ -233,24 +246,28 @@ void HelperChannel::launch(spank_t sp, std::vector<std::string> argv,
     // helper is no child of the user's program (which might wait for every child it has).
     const pid_t helper = ::fork();
     if (helper != 0) ::_exit(helper < 0 ? 1 : 0);
-    // The first line on the channel, before the user's environment runs anything here.
+    const auto fail = [&] {
+      (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+      ::_exit(1);
+    };
+    // Who the helper is, on a pipe of its own that closes at exec: nothing the helper runs can
+    // reach it (not even through /proc/PID/fd), so this is the plugin's word alone.
     char line[64];
     const std::uint64_t start = monitor::own_start_time();
-    if (start == 0) ::_exit(1);
+    if (start == 0) fail();
     const std::size_t n = helper_line(line, ::getpid(), start);
-    if (::write(writes, line, n) != static_cast<ssize_t>(n)) ::_exit(1);
+    if (::write(identity, line, n) != static_cast<ssize_t>(n)) fail();
+    // Out of the way of fds 0-4 first, whatever numbers the ends have now.
+    const int in = ::fcntl(reads, F_DUPFD_CLOEXEC, 10);
+    const int out = ::fcntl(writes, F_DUPFD_CLOEXEC, 10);
+    if (in < 0 || out < 0) fail();
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, STDIN_FILENO);
       ::dup2(null, STDOUT_FILENO);
       if (null > STDERR_FILENO) ::close(null);
     }
-    // Out of the way of fds 3 and 4 first, whatever numbers the ends have now.
-    const int in = ::fcntl(reads, F_DUPFD_CLOEXEC, 10);
-    const int out = ::fcntl(writes, F_DUPFD_CLOEXEC, 10);
-    if (in < 0 || out < 0 || !place_fd(in, monitor::kControlFd) ||
-        !place_fd(out, monitor::kReplyFd))
-      ::_exit(1);
+    if (!place_fd(in, monitor::kControlFd) || !place_fd(out, monitor::kReplyFd)) fail();
     apply_user_limits(limits);
     ::execve(args[0], args.data(), env.data());
     (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());

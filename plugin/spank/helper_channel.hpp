@@ -68,6 +68,12 @@ class HelperChannel {
   int from_helper_ = -1;
   int helper_reads_ = -1;
   int helper_writes_ = -1;
+  // Who the helper is: written by the plugin's own code before the helper runs, on a pipe the
+  // helper never holds.
+  int identity_ = -1;
+  int identity_writes_ = -1;
+  pid_t owner_ = -1;  // the slurmstepd that opened the channel
+  void release(int& fd);
   uid_t job_uid_ = 0;
   bool stopped_ = false;
 };

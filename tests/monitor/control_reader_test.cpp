@@ -1,6 +1,6 @@
-// slurmstepd's reading of the control channel: a pipe, whose first line names the helper's
-// process; slurmstepd opens that process's pidfd itself, and only while the PID is still the
-// process that started at the line's START. Whatever comes later is the user's word and bounded.
+// slurmstepd's reading of the control channel: the identity pipe names the helper's process;
+// slurmstepd opens that process's pidfd itself, and only while the PID is still the process that
+// started at the line's START. What the helper says on its pipe is the user's word, and bounded.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "control_reader.hpp"
 #include "pidfd.hpp"
@@ -66,12 +67,14 @@ double soon() { return monotonic_seconds() + 2; }
 
 }  // namespace
 
-TEST(ControlReader, TheFirstLinesProcessGetsAPidfdThatReachesIt) {
+TEST(ControlReader, TheIdentitysProcessGetsAPidfdThatReachesIt) {
   if (!have_pidfds()) GTEST_SKIP() << "no pidfds on this kernel";
   Child helper;
-  Channel ch;
-  ch.write(helper.line(helper.start()) + "done\n");
+  Channel identity, ch;
+  identity.write(helper.line(helper.start()));
+  ch.write("done\n");
   Heard h;
+  take_identity(identity.stepd, h);
   EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::Done);
   EXPECT_TRUE(h.launched);
   EXPECT_EQ(h.pid, helper.pid);
@@ -87,10 +90,10 @@ TEST(ControlReader, TheFirstLinesProcessGetsAPidfdThatReachesIt) {
 // same process for the kill without one.
 TEST(ControlReader, APidNowOfAnotherProcessGetsNoPidfd) {
   Child other;
-  Channel ch;
-  ch.write(other.line(other.start() + 1));
+  Channel identity;
+  identity.write(other.line(other.start() + 1));
   Heard h;
-  EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::More);
+  take_identity(identity.stepd, h);
   EXPECT_TRUE(h.launched);
   EXPECT_EQ(h.pidfd, -1);
   EXPECT_FALSE(same_process(other.pid, other.start() + 1));
@@ -104,26 +107,40 @@ TEST(ControlReader, AnEndedHelperIsNoLongerTheSameProcess) {
   // Not reaped yet: a zombie, which nothing may signal as if it were the helper.
   for (int i = 0; i < 200 && same_process(helper.pid, start); ++i) ::usleep(10000);
   EXPECT_FALSE(same_process(helper.pid, start));
-  Channel ch;
-  ch.write(helper.line(start));
+  Channel identity;
+  identity.write(helper.line(start));
   Heard h;
-  EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::More);
+  take_identity(identity.stepd, h);
+  EXPECT_TRUE(h.launched);
   EXPECT_EQ(h.pidfd, -1);
 }
 
-TEST(ControlReader, OnlyTheFirstLineNamesTheHelper) {
-  Child helper, victim;
-  Channel ch;
-  ch.write("task 0 0 1\n" + victim.line(victim.start()));
+// The helper's own channel is the user's: a line there naming another process names nothing.
+TEST(ControlReader, OnlyTheIdentityPipeNamesTheHelper) {
+  Child victim;
+  Channel identity, ch;
+  ch.write(victim.line(victim.start()) + "done\n");
   Heard h;
-  EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::More);
+  take_identity(identity.stepd, h);
+  EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::Done);
   EXPECT_FALSE(h.launched);
   EXPECT_EQ(h.pidfd, -1);
 }
 
+TEST(ControlReader, AnIdentityThatIsNotOneLineIsNone) {
+  Child helper;
+  for (const std::string& text : std::vector<std::string>{helper.line(helper.start()).substr(0, 10),
+                                 "task 0 0 1\n", "helper x y\n"}) {
+    Channel identity;
+    identity.write(text);
+    Heard h;
+    take_identity(identity.stepd, h);
+    EXPECT_FALSE(h.launched) << text;
+  }
+}
+
 TEST(ControlReader, AFloodEndsAtTheLimitsWithinTheDeadline) {
   Channel ch;
-  ch.write("helper 42 7\n");
   // More than the channel holds: the writer keeps the pipe full while the reader reads.
   const pid_t writer = ::fork();
   if (writer == 0) {
@@ -151,20 +168,18 @@ TEST(ControlReader, AFloodEndsAtTheLimitsWithinTheDeadline) {
 
 TEST(ControlReader, ADeadlineInThePastReadsNothing) {
   Channel ch;
-  ch.write("helper 42 7\ndone\n");
+  ch.write("done\n");
   Heard h;
   EXPECT_EQ(drain(ch.stepd, h, monotonic_seconds() - 1), Drained::More);
-  EXPECT_FALSE(h.launched);
 }
 
 TEST(ControlReader, TheEndOfTheStreamIsDone) {
   Channel ch;
-  ch.write("helper 42 7\n");
+  ch.write("task 0 0 1\n");
   ::close(ch.helper);
   ch.helper = -1;
   Heard h;
   EXPECT_EQ(drain(ch.stepd, h, soon()), Drained::Done);
-  EXPECT_TRUE(h.launched);
 }
 
 TEST(ProcStat, OwnStartTimeIsProcsStartTime) {

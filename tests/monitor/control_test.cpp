@@ -8,7 +8,7 @@ using namespace ddp::monitor;
 TEST(MonitorControl, MessagesAndLines) {
   LineBuffer in;
   const std::string text = task_message(1, 5, 4242, 99) + "helper 77 123456\n" +
-                           kDoneMessage + "future 1 2\n" + "task x";
+                           kEndMessage + kDoneMessage + "future 1 2\n" + "task x";
   in.feed(text.data(), 10);
   in.feed(text.data() + 10, text.size() - 10);
   auto m = parse_control(*in.next());
@@ -22,6 +22,7 @@ TEST(MonitorControl, MessagesAndLines) {
   EXPECT_EQ(m->kind, ControlMessage::Kind::Helper);
   EXPECT_EQ(m->pid, 77);
   EXPECT_EQ(m->start_time, 123456u);
+  EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::End);
   EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Done);
   EXPECT_FALSE(parse_control(*in.next()));  // unknown: ignored
   EXPECT_FALSE(in.next());                  // "task x" has no newline yet

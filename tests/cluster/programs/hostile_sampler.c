@@ -2,8 +2,10 @@
  * job's environment): HOSTILE_SAMPLER=flood writes 64 KiB blocks to its channel to slurmstepd
  * (fd 4) until a write fails; =hang never reads fd 3 and never exits; =passfd tries to hand
  * slurmstepd, through fds 3 and 4, a TCP socket whose close would block for 30 s (SO_LINGER with
- * unsent data), and says on stderr if a descriptor went through. The rest of the job is
- * untouched. */
+ * unsent data), and says on stderr if a descriptor went through; =swap reopens its own channel
+ * to slurmstepd for reading (/proc/self/fd/4), takes out whatever is there, and writes a line
+ * naming HOSTILE_VICTIM (a PID of the user's) as the helper, so that root would kill that
+ * process instead. The rest of the job is untouched. */
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -62,6 +64,25 @@ __attribute__((constructor)) static void hostile(void) {
     static char block[64 * 1024];
     memset(block, 'x', sizeof block);
     while (write(4, block, sizeof block) > 0) {
+    }
+  }
+  if (strcmp(mode, "swap") == 0 && getenv("HOSTILE_VICTIM")) {
+    const char *victim = getenv("HOSTILE_VICTIM");
+    char path[64], stat[1024], line[128];
+    snprintf(path, sizeof path, "/proc/self/fd/4");
+    const int reader = open(path, O_RDONLY | O_NONBLOCK);
+    while (reader >= 0 && read(reader, stat, sizeof stat) > 0) {
+    }
+    snprintf(path, sizeof path, "/proc/%s/stat", victim);
+    const int fd = open(path, O_RDONLY);
+    const ssize_t n = fd >= 0 ? read(fd, stat, sizeof stat - 1) : -1;
+    if (n > 0) {
+      stat[n] = 0;
+      const char *p = strrchr(stat, ')');
+      for (int field = 2; p && *p && field < 22; ++p)
+        if (*p == ' ') ++field;
+      snprintf(line, sizeof line, "helper %s %llu\n", victim, p ? strtoull(p, NULL, 10) : 0ULL);
+      (void)!write(4, line, strlen(line));
     }
   }
   if (strcmp(mode, "passfd") == 0) {
