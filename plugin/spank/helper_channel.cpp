@@ -67,8 +67,10 @@ bool of_user(long pid, uid_t job_uid) {
   return uids && uids->first == job_uid && uids->second == job_uid;
 }
 
-// SIGKILL to the helper: through its pidfd; without one (kernels before 5.3) only if the PID is
-// still the very process that wrote the first line.
+// SIGKILL to the helper: through its pidfd; without one (kernels before 5.3, or a seccomp filter
+// that refuses pidfd_open) only if the PID is still the very process that said who it is. That
+// last check and kill() leave a window of microseconds in which the PID would have to be reaped
+// and given out again: accepted there, as every PID-based tool does.
 bool kill_helper(const monitor::Heard& h, uid_t job_uid) {
   if (!h.launched || !of_user(h.pid, job_uid)) return false;
   if (h.pidfd >= 0) {
