@@ -48,6 +48,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 struct SimNode {
   int fd = -1;
   std::unique_ptr<w::Member> member;
+  std::unique_ptr<w::Wire> wire;
   bool silent = false;   // stopped beating (a lost node)
   double last_sent = -1;
   double first_heard = -1;
@@ -154,6 +155,7 @@ int main(int argc, char** argv) try {
     c.interval = interval;
     c.phase = w::Ms(std::rand() % interval.count());
     sim[i].member = std::make_unique<w::Member>(c, now0);
+    sim[i].wire = std::make_unique<w::Wire>(kKey, i, o.nodes);
   }
 
   std::string head_said;
@@ -172,7 +174,7 @@ int main(int argc, char** argv) try {
       SimNode& n = sim[i];
       if (n.silent || n.end_at >= 0) continue;
       for (auto& d : n.member->due(now)) {
-        const std::string bytes = w::encode(d, kKey);
+        const std::string bytes = n.wire->seal(d, 0);
         sendto(n.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
         n.last_sent = t;
         ++sent;
@@ -188,7 +190,7 @@ int main(int argc, char** argv) try {
         const ssize_t r = recv(sim[i].fd, buf, sizeof buf, MSG_DONTWAIT);
         if (r <= 0) break;
         ++received;
-        const auto d = w::decode(std::string_view(buf, static_cast<std::size_t>(r)), kKey);
+        const auto d = sim[i].wire->open(std::string_view(buf, static_cast<std::size_t>(r)));
         if (!d || sim[i].silent) continue;
         sim[i].member->heard_head(now);
         if (sim[i].first_heard < 0) sim[i].first_heard = t;

@@ -8,6 +8,7 @@ usage: watch_nodes_test.py DDP_WATCH [SCENARIO...]"""
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -241,13 +242,17 @@ def scenario_normal_end(tmp):
 def scenario_stranger(tmp):
     ns = cluster(tmp, timeout=5)
     time.sleep(0.3)
-    # Someone without the key sends the head a failure and an end: nothing happens.
+    # Someone without the key sends the head a failure and an end, in the old clear-text form
+    # with a guessed key and sealed with a made-up tag: nothing happens.
     port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         for t in ("fail", "end", "beat"):
-            s.sendto(('{"v":1,"k":"ffffffffffffffffffffffffffffffff","t":"%s","n":1,"id":1,'
-                      '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode(),
-                     ("127.0.0.1", port))
+            body = ('{"v":2,"t":"%s","n":1,"id":1,"c":1,'
+                    '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode()
+            s.sendto(b'{"v":1,"k":"ffffffffffffffffffffffffffffffff",' + body[1:], ("127.0.0.1", port))
+            for n in range(1, 3):
+                header = b"DDPW\x01\0\0\0" + struct.pack("<IIQ", n, 0, 1000 + n)
+                s.sendto(header + body + os.urandom(16), ("127.0.0.1", port))
         s.sendto(b"x" * 5000, ("127.0.0.1", port))
     time.sleep(1.5)
     check("stranger: datagrams without the key change nothing",

@@ -33,7 +33,7 @@ int timeout_ms(Clock::time_point wake, Clock::time_point now) {
 
 WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTimes times)
     : args_(args),
-      key_(std::move(key)),
+      wire_(key, args.node, args.nodes),
       out_fd_(out_fd),
       times_(times),
       timeout_(Ms(std::int64_t{args.timeout} * 1000)),
@@ -61,7 +61,7 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
   }
   // Without the step's key (an srun without the plugin made the step) there is no network: each
   // node then ends the step through Slurm by itself.
-  if (!valid_key(key_) || args_.nodes == 1) return;
+  if (!wire_.keyed() || args_.nodes == 1) return;
   if (head()) {
     if (const auto why = udp_.listen(args_.port))
       say({"warning: the failure watch cannot listen on UDP port " + std::to_string(args_.port) +
@@ -155,11 +155,13 @@ void WatchNode::failed_here(Failure f, Now now) {
 
 void WatchNode::read_network(Now now) {
   Address from;
+  char buf[kMaxDatagram + 1];
   // Bounded per round, so that a flood cannot starve the control channel.
   for (int i = 0; i < 512; ++i) {
-    const auto bytes = udp_.receive(from);
-    if (!bytes) return;
-    const auto d = decode(*bytes, key_);
+    const auto size = udp_.receive(buf, sizeof buf, from);
+    if (!size) return;
+    if (*size > kMaxDatagram) continue;
+    const auto d = wire_.open(std::string_view(buf, *size));
     if (!d) continue;
     if (head())
       on_head_datagram(*d, from, now);
@@ -168,7 +170,9 @@ void WatchNode::read_network(Now now) {
   }
 }
 
-void WatchNode::reply(const Address& to, Datagram d) const { udp_.send(to, encode(d, key_)); }
+void WatchNode::reply(const Address& to, unsigned node, const Datagram& d) {
+  udp_.send(to, wire_.seal(d, node));
+}
 
 void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now) {
   if (d.node == 0 || d.node >= args_.nodes) return;
@@ -194,12 +198,12 @@ void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now
     default:
       return;
   }
-  reply(from, answer);
+  reply(from, d.node, answer);
   // A member that missed the end hears it with every answer.
   if (judge_->decided()) {
     Datagram end;
     end.type = Datagram::Type::End;
-    reply(from, end);
+    reply(from, d.node, end);
   }
 }
 
@@ -227,8 +231,8 @@ void WatchNode::on_member_datagram(const Datagram& d, Now now) {
 void WatchNode::broadcast(Datagram::Type type) {
   Datagram d;
   d.type = type;
-  for (const Address& a : members_)
-    if (a.len != 0) reply(a, d);
+  for (unsigned node = 1; node < members_.size(); ++node)
+    if (members_[node].len != 0) reply(members_[node], node, d);
 }
 
 void WatchNode::end_tasks(Now now) {
@@ -308,7 +312,7 @@ void WatchNode::tick(Now now) {
   if (!network_) return;
   for (Datagram& d : member_->due(now)) {
     d.node = args_.node;
-    udp_.send(udp_.head(), encode(d, key_));
+    udp_.send_to_head(wire_.seal(d, 0));
   }
   switch (member_->alarm(now)) {
     case Member::Alarm::None:

@@ -44,14 +44,14 @@ class WatchNode {
   void act_alone(Now now);
   void end_tasks(Now now);
   void broadcast(Datagram::Type type);
-  void reply(const Address& to, Datagram d) const;
+  void reply(const Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
   std::string my_ranks() const;
 
   WatchArgs args_;
-  std::string key_;
+  Wire wire_;  // the step's key: seals and opens the datagrams
   int out_fd_;
   WatchTimes times_;
   Ms timeout_;
