@@ -239,6 +239,32 @@ def scenario_normal_end(tmp):
         n.stop()
 
 
+def scenario_suspend(tmp):
+    # scontrol suspend, or gang scheduling: every process of the step stopped, the watches too,
+    # for longer than the time-out, then resumed (the watches first: the worst case, they see
+    # their ranks still stopped). A healthy step goes on.
+    ns = cluster(tmp, nodes=3, timeout=5)
+    time.sleep(0.5)
+    for n in ns:
+        for _, p in n.tasks.values():
+            os.kill(p.pid, signal.SIGSTOP)
+    time.sleep(1.2)  # the watches look at /proc every 0.5 s: they see the ranks stopped
+    for n in ns:
+        os.kill(n.watch.pid, signal.SIGSTOP)
+    time.sleep(9)
+    for n in ns:
+        os.kill(n.watch.pid, signal.SIGCONT)
+    time.sleep(0.5)
+    for n in ns:
+        for _, p in n.tasks.values():
+            os.kill(p.pid, signal.SIGCONT)
+    run_until(ns, 3, lambda: False)
+    check("suspend: a step suspended for longer than the time-out goes on after the resume",
+          all(len(n.running()) == 2 for n in ns) and all_output(ns) == "", all_output(ns))
+    for n in ns:
+        n.stop()
+
+
 def scenario_stranger(tmp):
     ns = cluster(tmp, timeout=5)
     time.sleep(0.3)
@@ -263,7 +289,7 @@ def scenario_stranger(tmp):
 
 SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
              "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
-             "stranger": scenario_stranger}
+             "suspend": scenario_suspend, "stranger": scenario_stranger}
 
 for name in sys.argv[2:] or SCENARIOS:
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,9 +6,11 @@
 namespace ddp::watch {
 
 Now Now::read() {
-  timespec ts{};
+  timespec ts{}, boot{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec};
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
+          static_cast<std::int64_t>(boot.tv_sec) * 1000000000 + boot.tv_nsec};
 }
 
 std::string signal_name(int signal) {

@@ -12,11 +12,13 @@ namespace ddp::watch {
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;
 
-// Both clocks at one instant: timers run on the monotonic one, and failures seen on different
-// nodes are ordered by the wall clock (the nodes' clocks agree to NTP's milliseconds).
+// The clocks at one instant: timers run on the monotonic one, failures seen on different nodes
+// are ordered by the wall clock (the nodes' clocks agree to NTP's milliseconds), and the boot
+// clock (CLOCK_BOOTTIME) shows a node's suspension (gap.hpp).
 struct Now {
   Clock::time_point mono;
   std::int64_t wall_ns = 0;
+  std::int64_t boot_ns = 0;
   static Now read();
 };
 

@@ -33,6 +33,11 @@ void Judge::done(unsigned node) {
   if (node < nodes_.size()) nodes_[node].done = true;
 }
 
+void Judge::discount(Ms gap) {
+  for (NodeState& n : nodes_)
+    if (n.heard) n.last += gap;
+}
+
 unsigned Judge::heard_count() const {
   return static_cast<unsigned>(
       std::count_if(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.heard; }));

@@ -46,6 +46,8 @@ class Judge {
   void failed(const Failure& f, Now now);
   // The node's ranks have all ended; its silence from now on means nothing.
   void done(unsigned node);
+  // The head's watch did not run for GAP (gap.hpp): nobody's silence during it counts.
+  void discount(Ms gap);
 
   // The verdict, once it is due; then never again.
   std::optional<Verdict> verdict(Now now);

@@ -21,6 +21,11 @@ void Member::acked(std::uint64_t id) {
                  pending_.end());
 }
 
+void Member::discount(Ms gap) {
+  last_heard_ += gap;
+  for (Pending& p : pending_) p.first_sent += gap;
+}
+
 std::uint64_t Member::send_reliably(Datagram d, Now now) {
   d.node = config_.node;
   d.id = next_id_++;

@@ -35,6 +35,9 @@ class Member {
   void acked(std::uint64_t id);
   // The head's ranks ended normally: its silence from now on means nothing.
   void head_bye() { head_gone_ = true; }
+  // This node's watch did not run for GAP (gap.hpp): the head's silence, and the wait for an
+  // acknowledgement, during it do not count.
+  void discount(Ms gap);
 
   // Queue a message that must arrive (a failure, or the node's done); returns its id.
   std::uint64_t send_reliably(Datagram d, Now now);

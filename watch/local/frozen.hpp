@@ -24,6 +24,9 @@ class FrozenClock {
   std::optional<How> update(const TaskSample& s, Clock::time_point now, Ms timeout);
   // Seconds since the state began (for the message).
   unsigned seconds(Clock::time_point now) const;
+  // The watch did not run for GAP (gap.hpp): a stop or a hang during it does not count (the job
+  // was suspended, and its ranks with it).
+  void discount(Ms gap) { since_ += gap; }
 
  private:
   char state_ = 'R';

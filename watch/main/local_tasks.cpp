@@ -67,6 +67,10 @@ std::vector<FrozenTask> LocalTasks::frozen(Clock::time_point now, Ms timeout) {
   return out;
 }
 
+void LocalTasks::discount(Ms gap) {
+  for (LocalTask& t : tasks_) t.clock.discount(gap);
+}
+
 bool LocalTasks::send(LocalTask& t, int sig) {
   if (t.pidfd >= 0) return monitor::signal_pidfd(t.pidfd, sig);
   // Kernels without pidfds (before 5.3): the pid, if it still names the task.

@@ -46,6 +46,8 @@ class LocalTasks {
   const LocalTask* ended(const monitor::ControlMessage& line);
   // Ranks frozen for the time-out, each said once.
   std::vector<FrozenTask> frozen(Clock::time_point now, Ms timeout);
+  // The watch did not run for GAP: no task's stop or hang during it counts.
+  void discount(Ms gap);
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).
   void signal_running(int sig);
   bool any_running() const;

@@ -21,12 +21,15 @@ namespace {
 
 constexpr const char* kPrefix = "spank_ddp: ";
 
+// The loop wakes at least this often, so that a gap (gap.hpp) shows.
+constexpr Ms kLongestSleep{1000};
+
 Ms clamp_ms(Ms v, Ms lo, Ms hi) { return std::min(std::max(v, lo), hi); }
 
 int timeout_ms(Clock::time_point wake, Clock::time_point now) {
-  if (wake == Clock::time_point::max()) return 1000;
+  if (wake == Clock::time_point::max()) return static_cast<int>(kLongestSleep.count());
   const auto ms = std::chrono::duration_cast<Ms>(wake - now).count() + 1;
-  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+  return static_cast<int>(std::clamp<long long>(ms, 0, kLongestSleep.count()));
 }
 
 }  // namespace
@@ -37,7 +40,8 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
       out_fd_(out_fd),
       times_(times),
       timeout_(Ms(std::int64_t{args.timeout} * 1000)),
-      every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))) {
+      every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))),
+      gaps_(kLongestSleep) {
   const Now now = Now::read();
   started_ = now.mono;
   next_look_ = now.mono + every_;
@@ -359,9 +363,19 @@ Clock::time_point WatchNode::next_wake(Now now) const {
   return wake;
 }
 
+// Suspended with the job, or the node: the time away is nobody's silence (gap.hpp).
+void WatchNode::discount(Ms gap) {
+  if (gap <= Ms(0)) return;
+  started_ += gap;
+  tasks_.discount(gap);
+  if (judge_) judge_->discount(gap);
+  if (member_) member_->discount(gap);
+}
+
 int WatchNode::run() {
   for (;;) {
     Now now = Now::read();
+    discount(gaps_.update(now));
     read_control(now);
     if (network_) read_network(now);
     tick(now);

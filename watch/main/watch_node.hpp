@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "control.hpp"
+#include "gap.hpp"
 #include "judge.hpp"
 #include "local_tasks.hpp"
 #include "member.hpp"
@@ -40,6 +41,7 @@ class WatchNode {
   void on_head_datagram(const Datagram& d, const Address& from, Now now);
   void on_member_datagram(const Datagram& d, Now now);
   void tick(Now now);
+  void discount(Ms gap);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);
   void end_tasks(Now now);
@@ -56,6 +58,7 @@ class WatchNode {
   WatchTimes times_;
   Ms timeout_;
   Ms every_;  // between beats and between looks at /proc
+  GapDetector gaps_;
 
   LocalTasks tasks_;
   monitor::LineBuffer control_in_;
