@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "watch_time.hpp"
 
 namespace w = ddp::watch;
@@ -129,4 +131,15 @@ TEST(WatchJudge, ARankKilledBeatsThePeersThatLostItAtTheSameMoment) {
   v = k.verdict(at(11.2));
   ASSERT_TRUE(v);
   EXPECT_EQ(v->first.rank, 3u);
+}
+
+TEST(WatchFailure, SlurmsOwnSignalsAreRequestsNotFailures) {
+  const auto signalled = [](int sig) { return sig; };  // a wait status for a death by SIG
+  const auto exited = [](int code) { return code << 8; };
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) EXPECT_TRUE(w::ended_on_request(signalled(sig), false)) << sig;
+  for (int sig : {SIGKILL, SIGSEGV, SIGABRT, SIGBUS}) EXPECT_FALSE(w::ended_on_request(signalled(sig), false)) << sig;
+  EXPECT_FALSE(w::ended_on_request(exited(1), false));
+  // After the step itself was signalled, a rank that caught it and exited non-zero is ending too.
+  EXPECT_TRUE(w::ended_on_request(exited(1), true));
+  EXPECT_TRUE(w::ended_on_request(signalled(SIGKILL), true));
 }

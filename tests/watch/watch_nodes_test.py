@@ -265,6 +265,28 @@ def scenario_suspend(tmp):
         n.stop()
 
 
+def scenario_scancel(tmp):
+    # scancel (or a time limit): Slurm sends SIGTERM to every process of the step, the watches
+    # included. The ranks die of it, or catch it and exit non-zero: that is Slurm ending the step,
+    # not a failure to report, and the watches live until slurmstepd closes their channel.
+    ns = cluster(tmp, nodes=2, timeout=5)
+    time.sleep(0.5)
+    for n in ns:
+        os.kill(n.watch.pid, signal.SIGTERM)
+        os.kill(n.watch.pid, signal.SIGHUP)
+    for n in ns:
+        for local, (rank, p) in n.tasks.items():
+            p.terminate()
+            p.wait()
+    ns[1].tasks[0][1].returncode = 3  # it caught SIGTERM and exited with 3
+    run_until(ns, 8, lambda: not any(n.stepd for n in ns))
+    codes = [n.watch.wait(timeout=5) for n in ns]
+    check("scancel: no verdict, and the watches outlive Slurm's SIGTERM until their channel ends",
+          all_output(ns) == "" and codes == [0, 0], "exit %s\n%s" % (codes, all_output(ns)))
+    for n in ns:
+        n.stop()
+
+
 def scenario_stranger(tmp):
     ns = cluster(tmp, timeout=5)
     time.sleep(0.3)
@@ -289,7 +311,8 @@ def scenario_stranger(tmp):
 
 SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
              "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
-             "suspend": scenario_suspend, "stranger": scenario_stranger}
+             "suspend": scenario_suspend, "scancel": scenario_scancel,
+             "stranger": scenario_stranger}
 
 for name in sys.argv[2:] or SCENARIOS:
     with tempfile.TemporaryDirectory() as tmp:

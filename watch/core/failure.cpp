@@ -1,5 +1,7 @@
 #include "failure.hpp"
 
+#include <sys/wait.h>
+
 #include <csignal>
 #include <ctime>
 
@@ -11,6 +13,13 @@ Now Now::read() {
   clock_gettime(CLOCK_BOOTTIME, &boot);
   return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
           static_cast<std::int64_t>(boot.tv_sec) * 1000000000 + boot.tv_nsec};
+}
+
+bool ended_on_request(int wait_status, bool step_signalled) {
+  if (step_signalled) return true;
+  if (!WIFSIGNALED(wait_status)) return false;
+  const int sig = WTERMSIG(wait_status);
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
 std::string signal_name(int signal) {

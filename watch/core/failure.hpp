@@ -47,6 +47,12 @@ struct Failure {
 std::string how_text(const Failure& f);
 // The short form the verdict counts others by: "exit code 1", "SIGKILL", "stopped".
 std::string how_short(const Failure& f);
+// Whether a rank's end (its wait status) was asked for rather than a failure: a death by SIGTERM,
+// SIGINT or SIGHUP (scancel, a time limit, a terminal: Slurm ends the step its own way), or any
+// end after the step itself was told to end (`step_signalled`: the watch got one of them too, so
+// a rank that caught the signal and exited non-zero is ending on request). Such an end is never
+// a root cause, and the watch neither ends the step for it nor hurries Slurm's KillWait.
+bool ended_on_request(int wait_status, bool step_signalled);
 // "SIGKILL" for 9; "signal 70" for a number without a name.
 std::string signal_name(int signal);
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "end_signals.hpp"
 #include "helper_main.hpp"
 #include "watch_args.hpp"
 #include "watch_node.hpp"
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
     // The child that asks Slurm to end the step is never waited for.
     (void)::signal(SIGCHLD, SIG_IGN);
     (void)::signal(SIGPIPE, SIG_IGN);
+    // The terminal's and Slurm's signals to the step do not end the watch (end_signals.hpp).
+    ddp::watch::catch_end_signals();
     return ddp::watch::WatchNode(parsed, std::move(secret), STDERR_FILENO).run();
   });
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "end_signals.hpp"
 #include "error_file.hpp"
 #include "parse.hpp"
 #include "slurm_end_step.hpp"
@@ -121,6 +122,8 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
   if (ending_) return;
   const int status = line.status;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;  // a rank may finish before others
+  // Slurm's SIGTERM (scancel, a time limit) or a terminal's: Slurm is ending the step.
+  if (ended_on_request(status, end_requested())) return;
   Failure f;
   f.rank = t.global;
   f.node = args_.node;
@@ -284,7 +287,7 @@ void WatchNode::act_alone(Now now) {
 void WatchNode::tick(Now now) {
   if (now.mono >= next_look_) {
     next_look_ = now.mono + every_;
-    if (!ending_)
+    if (!ending_ && !end_requested())
       for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_)) {
         Failure f;
         f.how = ft.how;
@@ -296,7 +299,8 @@ void WatchNode::tick(Now now) {
         failed_here(std::move(f), now);
       }
   }
-  if (ending_ && !killed_ && now.mono >= kill_at_) {
+  // Once Slurm ends the step, its KillWait says when SIGKILL comes, not the watch's grace.
+  if (ending_ && !killed_ && now.mono >= kill_at_ && !end_requested()) {
     killed_ = true;
     tasks_.signal_running(SIGKILL);
   }
@@ -356,7 +360,7 @@ bool WatchNode::may_leave(Now now) const {
 
 Clock::time_point WatchNode::next_wake(Now now) const {
   Clock::time_point wake = next_look_;
-  if (ending_ && !killed_) wake = std::min(wake, kill_at_);
+  if (ending_ && !killed_ && !end_requested()) wake = std::min(wake, kill_at_);
   if (judge_) wake = std::min(wake, judge_->next_check(now));
   if (member_ && network_) wake = std::min(wake, member_->next_event(now));
   if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
