@@ -21,7 +21,7 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   d.type = w::Datagram::Type::Fail;
   d.node = 3;
   d.id = 7;
-  d.failed = 8;
+  d.counts = {{"SIGKILL", 1}, {"exit code 1", 7}};
   d.failure.how = w::How::Signal;
   d.failure.rank = 13;
   d.failure.node = 3;
@@ -36,7 +36,7 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   EXPECT_EQ(back->type, w::Datagram::Type::Fail);
   EXPECT_EQ(back->node, 3u);
   EXPECT_EQ(back->id, 7u);
-  EXPECT_EQ(back->failed, 8u);
+  EXPECT_EQ(back->counts, d.counts);
   EXPECT_EQ(back->failure.how, w::How::Signal);
   EXPECT_EQ(back->failure.rank, 13u);
   EXPECT_EQ(back->failure.code, 9);

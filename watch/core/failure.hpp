@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace ddp::watch {
 
@@ -42,6 +44,22 @@ struct Failure {
   std::string error;     // "ValueError: bad batch", from the rank's error file
   std::string where;     // "File \"train.py\", line 57, in step", likewise
 };
+
+// Failures this close in time count as simultaneous (root_cause() says how they are ordered).
+inline constexpr std::int64_t kSimultaneousNs = 500000000;
+
+// Failed ranks counted by their short form (how_short(): "exit code 1": 7, "SIGKILL": 1).
+using FailureCounts = std::map<std::string, unsigned>;
+
+// Which of FAILURES (not empty) is the root cause, by index. The earliest by the wall clock,
+// except:
+//   - among failures within `simultaneous_ns` of the earliest, a death by a signal wins (a rank
+//     killed or crashed takes its peers down within milliseconds, and its death is seen a little
+//     late, while theirs are stamped when they raised);
+//   - but SIGABRT and SIGPIPE are what a rank dies of when a peer went first (a library's abort
+//     on a broken collective, a write to a closed socket): one that comes within a second after
+//     another failure is its consequence and never the cause, and they get no signal preference.
+std::size_t root_cause(const std::vector<const Failure*>& failures, std::int64_t simultaneous_ns);
 
 // "exited with code 1", "was killed by signal 9 (SIGKILL)", "has been stopped for 45 s"...
 std::string how_text(const Failure& f);

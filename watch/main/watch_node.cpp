@@ -62,6 +62,7 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
     // Each node its own phase, so that a large step's beats spread over the interval.
     std::minstd_rand random(static_cast<unsigned>(args_.node * 2654435761u) ^ static_cast<unsigned>(::getpid()));
     c.phase = Ms(random() % static_cast<unsigned>(every_.count()));
+    c.seed = static_cast<unsigned>(random());
     member_.emplace(c, now);
   }
   // Without the step's key (an srun without the plugin made the step) there is no network: each
@@ -154,10 +155,14 @@ void WatchNode::failed_here(Failure f, Now now) {
     return;
   }
   if (!network_ || member_->head_gone()) return act_alone(now);
-  Datagram d;
-  d.type = Datagram::Type::Fail;
-  d.failure = std::move(f);
-  (void)member_->send_reliably(d, now);
+  // One message for the node, however many of its ranks fail: its first, and the rest counted.
+  std::vector<const Failure*> all;
+  FailureCounts counts;
+  for (const Failure& x : failures_here_) {
+    all.push_back(&x);
+    ++counts[how_short(x)];
+  }
+  (void)member_->report(*all[root_cause(all, kSimultaneousNs)], counts, now);
 }
 
 void WatchNode::read_network(Now now) {
@@ -193,7 +198,7 @@ void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now
       answer.ranks = my_ranks();
       break;
     case Datagram::Type::Fail:
-      judge_->failed(d.failure, now);
+      judge_->reported(d.node, d.failure, d.counts, now);
       answer.type = Datagram::Type::Ack;
       answer.id = d.id;
       break;
@@ -225,6 +230,7 @@ void WatchNode::on_member_datagram(const Datagram& d, Now now) {
       member_->acked(d.id);
       break;
     case Datagram::Type::End:
+      member_->ended();
       end_tasks(now);
       break;
     case Datagram::Type::Bye:
@@ -256,7 +262,10 @@ void WatchNode::act(const Verdict& v, Now now) {
   end_tasks(now);
   if (network_) {
     broadcast(Datagram::Type::End);
-    broadcast(Datagram::Type::End);
+    // Once more a little later, for the ones that lost it, rather than twice at once (a thousand
+    // members answer each beat with an end anyway).
+    std::minstd_rand random(static_cast<unsigned>(now.wall_ns));
+    end_again_at_ = now.mono + Ms(100 + random() % 200);
   }
   // A node that cannot be reached, or whose watch never spoke, is ended by Slurm.
   if (args_.nodes > 1 && (v.unreachable || !network_ || judge_->heard_count() < args_.nodes))
@@ -306,6 +315,10 @@ void WatchNode::tick(Now now) {
   }
   if (judge_) {
     if (const auto v = judge_->verdict(now)) act(*v, now);
+    if (end_again_at_ && now.mono >= *end_again_at_) {
+      end_again_at_.reset();
+      broadcast(Datagram::Type::End);
+    }
     if (network_ && !never_heard_said_ && now.mono - started_ > timeout_ &&
         judge_->heard_count() < args_.nodes && !stepd_gone_) {
       never_heard_said_ = true;
@@ -362,6 +375,7 @@ Clock::time_point WatchNode::next_wake(Now now) const {
   Clock::time_point wake = next_look_;
   if (ending_ && !killed_ && !end_requested()) wake = std::min(wake, kill_at_);
   if (judge_) wake = std::min(wake, judge_->next_check(now));
+  if (end_again_at_) wake = std::min(wake, *end_again_at_);
   if (member_ && network_) wake = std::min(wake, member_->next_event(now));
   if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
   return wake;

@@ -81,6 +81,7 @@ class WatchNode {
   Clock::time_point next_look_{};
   Clock::time_point started_{};
   bool never_heard_said_ = false;
+  std::optional<Clock::time_point> end_again_at_;  // head: when the end is broadcast again
 };
 
 }  // namespace ddp::watch

@@ -16,6 +16,8 @@ constexpr std::size_t kMaxHost = 64;
 constexpr std::size_t kMaxRanks = 96;
 constexpr std::size_t kMaxWhere = 240;
 constexpr std::size_t kMaxError = 480;
+constexpr std::size_t kMaxCounts = 8;
+constexpr std::size_t kMaxHow = 40;
 
 const char* type_name(Datagram::Type t) {
   switch (t) {
@@ -97,8 +99,13 @@ std::string encode_body(const Datagram& d) {
       if (!d.host.empty()) j["h"] = cut(d.host, kMaxHost);
       if (!d.ranks.empty()) j["r"] = cut(d.ranks, kMaxRanks);
       break;
-    case Datagram::Type::Fail:
-      j["c"] = d.failed;
+    case Datagram::Type::Fail: {
+      // A few kinds at most in practice; a bounded number whatever comes.
+      json counts = json::object();
+      for (const auto& [how, n] : d.counts)
+        if (counts.size() < kMaxCounts) counts[cut(how, kMaxHow)] = n;
+      j["c"] = std::move(counts);
+    }
       [[fallthrough]];
     case Datagram::Type::Done:
     case Datagram::Type::Ack:
@@ -144,7 +151,9 @@ std::optional<Datagram> decode_body(std::string_view bytes) {
         !get(*f, "node", x.node) || !get(*f, "code", x.code) || !get(*f, "at", x.at_ns))
       return std::nullopt;
     x.how = *how_of(how);
-    (void)get(j, "c", d.failed);
+    if (const auto c = j.find("c"); c != j.end() && c->is_object() && c->size() <= kMaxCounts)
+      for (auto it = c->begin(); it != c->end(); ++it)
+        if (it->is_number_unsigned()) d.counts[it.key()] = it->get<unsigned>();
     (void)get(*f, "host", x.host);
     (void)get(*f, "ranks", x.ranks);
     (void)get(*f, "s", x.seconds);

@@ -4,10 +4,14 @@
 // its answers back:
 //
 //   member -> head   beat NODE HOST RANKS     every interval; the head answers each with a beat
-//                    fail ID FAILURE          a rank of the node failed or froze; repeated until acked
+//                    fail ID FAILURE COUNTS   the node's first failed or frozen rank, and all its
+//                                             failed ranks so far, counted: one message per node,
+//                                             a new ID when it grows, repeated (with jitter) until
+//                                             the head acks its latest ID, dropped on `end`
 //                    done ID                  the node's ranks all ended; repeated until acked
 //   head -> member   beat                     the head is alive
-//                    ack ID                   got the member's message ID
+//                    ack ID                   got the member's message ID (for a fail: all the
+//                                             node's failures up to it)
 //                    end                      the step failed: end your ranks (repeated to stragglers)
 //                    bye                      the head node's ranks ended normally: stop watching it
 //
@@ -62,7 +66,7 @@ struct Datagram {
   std::string ranks;      // Beat from a member: its ranks ("2-3")
   std::uint64_t id = 0;   // Fail, Done: the message's number on its node; Ack: all up to it
   Failure failure;        // Fail: the node's first failure
-  unsigned failed = 0;    // Fail: how many of the node's ranks have failed so far
+  FailureCounts counts;   // Fail: the node's failed ranks so far, by their short form
 };
 
 // The JSON body alone, unauthenticated (the tests' and Wire's business): long texts (the error
