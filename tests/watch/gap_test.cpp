@@ -93,9 +93,9 @@ TEST(WatchGap, RanksStoppedWithTheJobAreNotFrozen) {
   stopped.state = 'T';
   // Seen stopped just before the watch itself was stopped; seen again right after SIGCONT
   // reached the watch, before it reached the rank.
-  EXPECT_FALSE(clock.update(stopped, at(10).mono, seconds(45)));
+  EXPECT_FALSE(clock.update(stopped, at(10).mono, seconds(45), seconds(300)));
   clock.discount(seconds(3600));
-  EXPECT_FALSE(clock.update(stopped, at(3611).mono, seconds(45)));
+  EXPECT_FALSE(clock.update(stopped, at(3611).mono, seconds(45), seconds(300)));
   // A rank that stays stopped after the resume is frozen, a time-out later.
-  EXPECT_EQ(clock.update(stopped, at(3656).mono, seconds(45)), w::How::Stopped);
+  EXPECT_EQ(clock.update(stopped, at(3656).mono, seconds(45), seconds(300)), w::How::Stopped);
 }

@@ -15,6 +15,11 @@ namespace ddp::watch {
 inline constexpr unsigned kMinTimeout = 5;      // seconds
 inline constexpr unsigned kMaxTimeout = 86400;
 inline constexpr unsigned kDefaultTimeout = 45;  // + KillWait (30 s) for a lost node: within 90 s
+// A rank in uninterruptible sleep (state D) without progress is hung only after a longer time:
+// a file system failing over (Lustre, GPFS, NFS) holds every rank in D for minutes, and comes
+// back. The default is the larger of the time-out and this; --ddp-watch=S:D sets it.
+inline constexpr unsigned kMinHungTimeout = 300;
+unsigned default_hung_timeout(unsigned timeout);
 inline constexpr const char* kKeyVariable = "DDP_WATCH_KEY";
 inline constexpr std::size_t kKeyHexDigits = 32;  // 128 bits from getrandom() in srun
 
@@ -31,6 +36,7 @@ struct WatchArgs {
   std::string head;        // MASTER_ADDR: the head node's watch listens there
   unsigned port = 0;       // MASTER_PORT, as a UDP port
   unsigned timeout = kDefaultTimeout;  // seconds
+  unsigned hung_timeout = 0;  // seconds for state D; 0: default_hung_timeout(timeout)
   std::string error_dir;   // where the ranks' error files are; "" = none
   int control_fd = -1;     // the socket to slurmstepd
 };

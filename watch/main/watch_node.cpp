@@ -41,6 +41,8 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
       out_fd_(out_fd),
       times_(times),
       timeout_(Ms(std::int64_t{args.timeout} * 1000)),
+      hung_timeout_(Ms(std::int64_t{args.hung_timeout ? args.hung_timeout
+                                                      : default_hung_timeout(args.timeout)} * 1000)),
       every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))),
       gaps_(kLongestSleep) {
   const Now now = Now::read();
@@ -83,6 +85,11 @@ void WatchNode::say(const std::vector<std::string>& lines) const {
   std::string text;
   for (const auto& l : lines) text += kPrefix + l + "\n";
   (void)!::write(out_fd_, text.data(), text.size());
+}
+
+StepName WatchNode::step_name() const {
+  return {args_.job, args_.step, args_.world, args_.timeout,
+          static_cast<unsigned>(hung_timeout_.count() / 1000)};
 }
 
 std::string WatchNode::my_ranks() const { return plan::format_index_list(tasks_.ranks()); }
@@ -256,8 +263,7 @@ void WatchNode::end_tasks(Now now) {
 }
 
 void WatchNode::act(const Verdict& v, Now now) {
-  StepName step{args_.job, args_.step, args_.world, args_.timeout};
-  say(verdict_lines(v, step));
+  say(verdict_lines(v, step_name()));
   verdict_said_ = true;
   end_tasks(now);
   if (network_) {
@@ -286,7 +292,7 @@ void WatchNode::act_alone(Now now) {
   }
   if (auto v = local.verdict(now)) {
     v->first.node = args_.node;
-    say(verdict_lines(*v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+    say(verdict_lines(*v, step_name()));
   }
   verdict_said_ = true;
   end_tasks(now);
@@ -297,7 +303,7 @@ void WatchNode::tick(Now now) {
   if (now.mono >= next_look_) {
     next_look_ = now.mono + every_;
     if (!ending_ && !end_requested())
-      for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_)) {
+      for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_, hung_timeout_)) {
         Failure f;
         f.how = ft.how;
         f.rank = ft.global;
@@ -353,7 +359,7 @@ void WatchNode::tick(Now now) {
         v.first.ranks = head_ranks_;
         v.first.seconds = member_->head_silent_s(now);
         v.unreachable = true;
-        say(verdict_lines(v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+        say(verdict_lines(v, step_name()));
         verdict_said_ = true;
         end_step_through_slurm(args_.job, args_.step);
       }

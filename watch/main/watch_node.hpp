@@ -16,6 +16,7 @@
 #include "local_tasks.hpp"
 #include "member.hpp"
 #include "udp.hpp"
+#include "verdict_text.hpp"
 #include "watch_args.hpp"
 
 namespace ddp::watch {
@@ -51,12 +52,14 @@ class WatchNode {
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
   std::string my_ranks() const;
+  StepName step_name() const;
 
   WatchArgs args_;
   Wire wire_;  // the step's key: seals and opens the datagrams
   int out_fd_;
   WatchTimes times_;
   Ms timeout_;
+  Ms hung_timeout_;  // state D
   Ms every_;  // between beats and between looks at /proc
   GapDetector gaps_;
 

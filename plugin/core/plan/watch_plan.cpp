@@ -27,6 +27,9 @@ std::optional<WatchPlan> plan_watch(const UserOptions& options, const ResolvedPr
   plan.timeout = options.watch && options.watch->timeout
                      ? *options.watch->timeout
                      : site.timeout.value_or(watch::kDefaultTimeout);
+  plan.hung_timeout = options.watch && options.watch->hung_timeout
+                          ? *options.watch->hung_timeout
+                          : watch::default_hung_timeout(plan.timeout);
   // Private to the step: the name holds srun's nonce, so nobody else can make it first.
   if (facts.watch_nonce)
     plan.error_dir = facts.tmpdir + "/ddp-" + std::to_string(facts.job_id) + "." +
@@ -50,6 +53,7 @@ watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan) {
   a.head = step.master_addr;
   a.port = step.port.port;
   a.timeout = plan.timeout;
+  a.hung_timeout = plan.hung_timeout;
   a.error_dir = plan.error_dir;
   a.control_fd = monitor::kControlFd;
   return a;
