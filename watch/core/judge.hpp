@@ -55,6 +55,8 @@ class Judge {
   // The verdict, once it is due; then never again.
   std::optional<Verdict> verdict(Now now);
   bool decided() const { return decided_; }
+  // The node said its ranks all ended.
+  bool is_done(unsigned node) const { return node < nodes_.size() && nodes_[node].done; }
   // A failure was reported and the verdict waits for the settle time.
   bool pending() const { return first_report_ && !decided_; }
   // Every member node heard so far has said its ranks all ended, or is silent past the time-out.

@@ -214,6 +214,9 @@ void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now
       answer.type = Datagram::Type::Ack;
       answer.id = d.id;
       break;
+    case Datagram::Type::Ack:  // of the head's bye
+      if (d.node < bye_acked_.size()) bye_acked_[d.node] = true;
+      return;
     default:
       return;
   }
@@ -240,11 +243,41 @@ void WatchNode::on_member_datagram(const Datagram& d, Now now) {
       member_->ended();
       end_tasks(now);
       break;
-    case Datagram::Type::Bye:
+    case Datagram::Type::Bye: {
       member_->head_bye();
+      Datagram ack;
+      ack.type = Datagram::Type::Ack;
+      ack.node = args_.node;
+      udp_.send_to_head(wire_.seal(ack, 0));
+    }
       break;
     default:
       break;
+  }
+}
+
+// Until every member still running has acknowledged it, or kByeRounds times: a member that
+// missed it would take the head's silence for its loss.
+void WatchNode::say_bye() {
+  constexpr int kByeRounds = 6;
+  constexpr int kByeWaitMs = 100;
+  bye_acked_.assign(members_.size(), false);
+  for (int round = 0; round < kByeRounds; ++round) {
+    Datagram bye;
+    bye.type = Datagram::Type::Bye;
+    bool all = true;
+    for (unsigned node = 1; node < members_.size(); ++node)
+      if (members_[node].len != 0 && !bye_acked_[node] && !judge_->is_done(node)) {
+        reply(members_[node], node, bye);
+        all = false;
+      }
+    if (all) return;
+    pollfd p{udp_.fd(), POLLIN, 0};
+    const auto until = Clock::now() + Ms(kByeWaitMs);
+    for (auto now = Clock::now(); now < until; now = Clock::now()) {
+      const auto left = std::chrono::duration_cast<Ms>(until - now).count();
+      if (::poll(&p, 1, static_cast<int>(left) + 1) > 0) read_network(Now::read());
+    }
   }
 }
 
@@ -418,10 +451,7 @@ int WatchNode::run() {
     }
   }
   // Leaving normally: the members stop watching a head whose ranks are done.
-  if (judge_ && network_ && !judge_->decided()) {
-    broadcast(Datagram::Type::Bye);
-    broadcast(Datagram::Type::Bye);
-  }
+  if (judge_ && network_ && !judge_->decided()) say_bye();
   // The node's error files were read when their ranks failed; the step's directory goes with the
   // last node that shares it.
   if (!args_.error_dir.empty()) {

@@ -47,6 +47,7 @@ class WatchNode {
   void act_alone(Now now);
   void end_tasks(Now now);
   void broadcast(Datagram::Type type);
+  void say_bye();
   void reply(const Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
   bool may_leave(Now now) const;
@@ -85,6 +86,7 @@ class WatchNode {
   Clock::time_point started_{};
   bool never_heard_said_ = false;
   std::optional<Clock::time_point> end_again_at_;  // head: when the end is broadcast again
+  std::vector<bool> bye_acked_;  // head, leaving: which members acknowledged its bye
 };
 
 }  // namespace ddp::watch

@@ -9,11 +9,14 @@
 //                                             a new ID when it grows, repeated (with jitter) until
 //                                             the head acks its latest ID, dropped on `end`
 //                    done ID                  the node's ranks all ended; repeated until acked
+//                    ack                      got the head's bye
 //   head -> member   beat                     the head is alive
 //                    ack ID                   got the member's message ID (for a fail: all the
 //                                             node's failures up to it)
 //                    end                      the step failed: end your ranks (repeated to stragglers)
 //                    bye                      the head node's ranks ended normally: stop watching it
+//                                             (repeated to members not done until acked, 6 times
+//                                             at most)
 //
 // Security. Anyone on a node can send to the port, and another user can bind it first (it is
 // MASTER_PORT, known to every process of the job): the head's watch then cannot listen and says
