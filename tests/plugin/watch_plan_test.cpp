@@ -85,8 +85,10 @@ TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
             (std::vector<std::string>{"--job", "17", "--step", "2", "--node", "1", "--nodes", "2",
                                       "--host", "gn02", "--world", "8", "--head", "gn01", "--port",
                                       std::to_string(step.port.port), "--timeout", "45",
-                                      "--hung-timeout", "300", "--error-dir", "/tmp/ddp-17.2-00112233aabbccdd",
-                                      "--control-fd", "3"}));
+                                      "--hung-timeout", "300", "--control-fd", "3"}));
+  // The error directory is the node's own (a TMPDIR may be shared), and goes in the watch's
+  // environment, not on its command line.
+  EXPECT_EQ(a.error_dir, "/tmp/ddp-17.2-00112233aabbccdd-node1");
   // What the plugin tells it, the watch reads back.
   EXPECT_EQ(ddp::watch::to_argv(ddp::watch::parse_watch_args(ddp::watch::to_argv(a))),
             ddp::watch::to_argv(a));

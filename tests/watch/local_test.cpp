@@ -171,3 +171,52 @@ TEST(WatchFrozen, AFileSystemFailoverIsNoHangUnderTheLongerDStateTimeout) {
   EXPECT_FALSE(hung.update({'D', 7, 100}, t(299), seconds(45), hung_timeout));
   EXPECT_EQ(hung.update({'D', 7, 100}, t(300), seconds(45), hung_timeout), w::How::Hung);
 }
+
+TEST(WatchErrorFile, TheErrorDirectoryIsOpenedWithoutFollowingLinks) {
+  char base[] = "/tmp/ddp-watch-test.XXXXXX";
+  ASSERT_TRUE(mkdtemp(base));
+  const std::string dir = std::string(base) + "/ddp-1.0-n-node0";
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  std::ofstream(dir + "/rank-3.json") << R"({"message": {"message": "E: x", "extraInfo": {}}})";
+  {
+    w::ErrorDir d(dir);
+    ASSERT_TRUE(d.read(3));
+    EXPECT_EQ(d.read(3)->error, "E: x");
+    EXPECT_FALSE(d.read(4));
+    d.remove({3});
+  }
+  struct stat st {};
+  EXPECT_NE(lstat(dir.c_str(), &st), 0);  // gone with its file
+  // A link put where the directory should be (to another user's, or anyone's) is refused.
+  const std::string elsewhere = std::string(base) + "/elsewhere";
+  ASSERT_EQ(mkdir(elsewhere.c_str(), 0700), 0);
+  std::ofstream(elsewhere + "/rank-3.json") << R"({"message": "planted"})";
+  ASSERT_EQ(symlink(elsewhere.c_str(), dir.c_str()), 0);
+  {
+    w::ErrorDir d(dir);
+    EXPECT_FALSE(d.read(3));
+  }
+  unlink(dir.c_str());
+  // A directory others may read is refused too; so is a link above it.
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/rank-3.json") << R"({"message": "E"})";
+  {
+    w::ErrorDir d(dir);
+    EXPECT_FALSE(d.read(3));
+    EXPECT_NE(d.problem().find("not a private directory"), std::string::npos);
+  }
+  const std::string via_link = std::string(base) + "/up";
+  ASSERT_EQ(symlink(base, via_link.c_str()), 0);
+  ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+  {
+    w::ErrorDir d(via_link + "/ddp-1.0-n-node0");
+    EXPECT_FALSE(d.read(3));
+    EXPECT_FALSE(d.problem().empty());
+  }
+  unlink(via_link.c_str());
+  unlink((dir + "/rank-3.json").c_str());
+  rmdir(dir.c_str());
+  unlink((elsewhere + "/rank-3.json").c_str());
+  rmdir(elsewhere.c_str());
+  rmdir(base);
+}

@@ -37,10 +37,10 @@ class Node:
         for local, rank in enumerate(ranks):
             p = subprocess.Popen(["sleep", "1000"])
             self.tasks[local] = (rank, p)
-        env = dict(os.environ, DDP_WATCH_KEY=key)
+        env = dict(os.environ, DDP_WATCH_KEY=key, DDP_WATCH_ERROR_DIR=tmp)
         args = [WATCH, "--job", "42", "--step", "0", "--node", str(index), "--nodes", str(nodes),
                 "--host", f"n{index + 1}", "--world", str(nodes * len(ranks)), "--head", "127.0.0.1",
-                "--port", str(port), "--timeout", str(timeout), "--error-dir", tmp,
+                "--port", str(port), "--timeout", str(timeout),
                 "--control-fd", str(child.fileno())]
         self.watch = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log,
                                       pass_fds=(child.fileno(),))

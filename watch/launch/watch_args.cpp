@@ -34,7 +34,6 @@ std::vector<std::string> to_argv(const WatchArgs& a) {
                                 "--head", a.head,                   "--port",  std::to_string(a.port),
                                 "--timeout", std::to_string(a.timeout)};
   if (a.hung_timeout != 0) v.insert(v.end(), {"--hung-timeout", std::to_string(a.hung_timeout)});
-  if (!a.error_dir.empty()) v.insert(v.end(), {"--error-dir", a.error_dir});
   if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
   return v;
 }
@@ -54,7 +53,6 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
        [&](const std::string& v) { a.timeout = number("--timeout", v, kMinTimeout, kMaxTimeout); }},
       {"--hung-timeout",
        [&](const std::string& v) { a.hung_timeout = number("--hung-timeout", v, kMinTimeout, kMaxTimeout); }},
-      {"--error-dir", [&](const std::string& v) { a.error_dir = printable("--error-dir", v); }},
       {"--control-fd",
        [&](const std::string& v) { a.control_fd = static_cast<int>(number("--control-fd", v, 0, 65535)); }},
   };
@@ -80,8 +78,8 @@ bool valid_key(std::string_view key) {
   return true;
 }
 
-std::string error_file(const std::string& dir, unsigned rank) {
-  return dir + "/rank-" + std::to_string(rank) + ".json";
-}
+std::string error_file_name(unsigned rank) { return "rank-" + std::to_string(rank) + ".json"; }
+
+std::string error_file(const std::string& dir, unsigned rank) { return dir + "/" + error_file_name(rank); }
 
 }  // namespace ddp::watch

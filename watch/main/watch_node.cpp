@@ -38,6 +38,7 @@ int timeout_ms(Clock::time_point wake, Clock::time_point now) {
 WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTimes times)
     : args_(args),
       wire_(key, args.node, args.nodes),
+      error_dir_(args.error_dir),
       out_fd_(out_fd),
       times_(times),
       timeout_(Ms(std::int64_t{args.timeout} * 1000)),
@@ -146,7 +147,7 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
   // When it died, if the watch saw it (slurmstepd's line comes after the reaping and its hooks).
   f.at_ns = t.gone_ns > 0 ? std::min(t.gone_ns, line.wall_ns) : line.wall_ns;
   if (!args_.error_dir.empty())
-    if (const auto record = read_error_file(error_file(args_.error_dir, t.global))) {
+    if (const auto record = error_dir_.read(t.global)) {
       f.error = record->error;
       f.where = record->where;
       // When it raised, which is before it ended (and before the others lost it).
@@ -452,12 +453,8 @@ int WatchNode::run() {
   }
   // Leaving normally: the members stop watching a head whose ranks are done.
   if (judge_ && network_ && !judge_->decided()) say_bye();
-  // The node's error files were read when their ranks failed; the step's directory goes with the
-  // last node that shares it.
-  if (!args_.error_dir.empty()) {
-    for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
-    (void)::rmdir(args_.error_dir.c_str());
-  }
+  // The node's error files were read when their ranks failed; the node's directory goes now.
+  if (!args_.error_dir.empty()) error_dir_.remove(tasks_.ranks());
   if (args_.control_fd >= 0)
     (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
                  MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "control.hpp"
+#include "error_file.hpp"
 #include "gap.hpp"
 #include "judge.hpp"
 #include "local_tasks.hpp"
@@ -57,6 +58,7 @@ class WatchNode {
 
   WatchArgs args_;
   Wire wire_;  // the step's key: seals and opens the datagrams
+  ErrorDir error_dir_;
   int out_fd_;
   WatchTimes times_;
   Ms timeout_;

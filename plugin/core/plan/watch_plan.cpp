@@ -30,10 +30,12 @@ std::optional<WatchPlan> plan_watch(const UserOptions& options, const ResolvedPr
   plan.hung_timeout = options.watch && options.watch->hung_timeout
                           ? *options.watch->hung_timeout
                           : watch::default_hung_timeout(plan.timeout);
-  // Private to the step: the name holds srun's nonce, so nobody else can make it first.
+  // Private to the step: the name holds srun's nonce, so nobody else can make it first; and to
+  // the node, for a TMPDIR shared between nodes (its watch removes it at the end).
   if (facts.watch_nonce)
     plan.error_dir = facts.tmpdir + "/ddp-" + std::to_string(facts.job_id) + "." +
-                     std::to_string(facts.step_id) + "-" + *facts.watch_nonce;
+                     std::to_string(facts.step_id) + "-" + *facts.watch_nonce + "-node" +
+                     std::to_string(facts.node_id);
   return plan;
 }
 
