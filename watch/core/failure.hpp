@@ -1,6 +1,7 @@
 // What the failure watch knows about one failed rank (or silent node), wherever it was seen: the
-// node's watch reads it from slurmstepd and the rank's error file, sends it to the head node's
-// watch, which picks the first and says it once (judge.hpp, verdict.hpp).
+// node's watch reads it from slurmstepd and the rank's error file, and sends its node's first,
+// with the others counted, to the head node's watch, which picks the root cause among all nodes
+// (root_cause() below, judge.hpp) and says it once (verdict_text.hpp).
 #pragma once
 
 #include <chrono>

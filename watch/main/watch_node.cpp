@@ -176,8 +176,17 @@ void WatchNode::failed_here(Failure f, Now now) {
 void WatchNode::read_network(Now now) {
   Address from;
   char buf[kMaxDatagram + 1];
-  // Bounded per round, so that a flood cannot starve the control channel.
-  for (int i = 0; i < 512; ++i) {
+  // A flood costs little: each datagram is read into this buffer and its MAC checked before
+  // anything is allocated or parsed; and at most kPerRound per round and kPerSecond per second
+  // are looked at (the kernel drops the rest of a flood, and the protocol sends again), so that
+  // neither the control channel nor the CPU starves.
+  constexpr int kPerRound = 512;
+  constexpr int kPerSecond = 20000;
+  if (now.mono - budget_since_ >= Ms(1000)) {
+    budget_since_ = now.mono;
+    budget_left_ = kPerSecond;
+  }
+  for (int i = 0; i < kPerRound && budget_left_ > 0; ++i, --budget_left_) {
     const auto size = udp_.receive(buf, sizeof buf, from);
     if (!size) return;
     if (*size > kMaxDatagram) continue;
@@ -416,6 +425,7 @@ Clock::time_point WatchNode::next_wake(Now now) const {
   if (ending_ && !killed_ && !end_requested()) wake = std::min(wake, kill_at_);
   if (judge_) wake = std::min(wake, judge_->next_check(now));
   if (end_again_at_) wake = std::min(wake, *end_again_at_);
+  if (network_ && budget_left_ <= 0) wake = std::min(wake, budget_since_ + Ms(1000));
   if (member_ && network_) wake = std::min(wake, member_->next_event(now));
   if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
   return wake;
@@ -440,7 +450,7 @@ int WatchNode::run() {
     if (may_leave(now)) break;
     std::vector<pollfd> fds;
     if (!stepd_gone_ && args_.control_fd >= 0) fds.push_back({args_.control_fd, POLLIN, 0});
-    if (network_) fds.push_back({udp_.fd(), POLLIN, 0});
+    if (network_ && budget_left_ > 0) fds.push_back({udp_.fd(), POLLIN, 0});
     const std::size_t first_task = fds.size();
     std::vector<int> pidfds;
     tasks_.pidfds(pidfds);

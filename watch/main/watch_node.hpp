@@ -89,6 +89,8 @@ class WatchNode {
   bool never_heard_said_ = false;
   std::optional<Clock::time_point> end_again_at_;  // head: when the end is broadcast again
   std::vector<bool> bye_acked_;  // head, leaving: which members acknowledged its bye
+  Clock::time_point budget_since_{};  // datagrams looked at this second: see read_network()
+  int budget_left_ = 0;
 };
 
 }  // namespace ddp::watch
