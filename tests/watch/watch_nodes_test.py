@@ -239,25 +239,29 @@ def scenario_normal_end(tmp):
         n.stop()
 
 
+def signal_step(ns, sig, watches=True, tasks=True):
+    """As Slurm signals a step's processes: every node's watch, or tasks, or both."""
+    for n in ns:
+        if watches:
+            os.kill(n.watch.pid, sig)
+        if tasks:
+            for _, p in n.tasks.values():
+                os.kill(p.pid, sig)
+
+
 def scenario_suspend(tmp):
     # scontrol suspend, or gang scheduling: every process of the step stopped, the watches too,
     # for longer than the time-out, then resumed (the watches first: the worst case, they see
     # their ranks still stopped). A healthy step goes on.
     ns = cluster(tmp, nodes=3, timeout=5)
     time.sleep(0.5)
-    for n in ns:
-        for _, p in n.tasks.values():
-            os.kill(p.pid, signal.SIGSTOP)
+    signal_step(ns, signal.SIGSTOP, watches=False)
     time.sleep(1.2)  # the watches look at /proc every 0.5 s: they see the ranks stopped
-    for n in ns:
-        os.kill(n.watch.pid, signal.SIGSTOP)
+    signal_step(ns, signal.SIGSTOP, tasks=False)
     time.sleep(9)
-    for n in ns:
-        os.kill(n.watch.pid, signal.SIGCONT)
+    signal_step(ns, signal.SIGCONT, tasks=False)
     time.sleep(0.5)
-    for n in ns:
-        for _, p in n.tasks.values():
-            os.kill(p.pid, signal.SIGCONT)
+    signal_step(ns, signal.SIGCONT, watches=False)
     run_until(ns, 3, lambda: False)
     check("suspend: a step suspended for longer than the time-out goes on after the resume",
           all(len(n.running()) == 2 for n in ns) and all_output(ns) == "", all_output(ns))
@@ -271,9 +275,8 @@ def scenario_scancel(tmp):
     # not a failure to report, and the watches live until slurmstepd closes their channel.
     ns = cluster(tmp, nodes=2, timeout=5)
     time.sleep(0.5)
-    for n in ns:
-        os.kill(n.watch.pid, signal.SIGTERM)
-        os.kill(n.watch.pid, signal.SIGHUP)
+    signal_step(ns, signal.SIGTERM, tasks=False)
+    signal_step(ns, signal.SIGHUP, tasks=False)
     for n in ns:
         for local, (rank, p) in n.tasks.items():
             p.terminate()
