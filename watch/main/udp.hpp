@@ -1,5 +1,12 @@
 // The watch's one UDP socket: the head's bound to the step's port on every address, a member's
 // connected to the head's (so it hears nothing else). Non-blocking; nothing here waits.
+//
+// A connected member hears only datagrams whose source is the address it resolved MASTER_ADDR
+// to. The head's socket is bound to the wildcard address, so its answers leave from the address
+// the kernel's route to the member picks: the same one in any usual setup (one address per
+// interface), but a head whose MASTER_ADDR is a secondary address or an alias would answer from
+// another, and its members would never hear it (the head then warns that they never reached it,
+// as for filtered UDP). Answering from the datagram's own destination (IP_PKTINFO) would lift that.
 #pragma once
 
 #include <sys/socket.h>
