@@ -31,3 +31,16 @@ print("%-6d %-8s %-7s %-10s %-9s %-12d %-14s %-12s" % (j["nodes"], "%d s" % j["t
       "%.0f ms" % (1000 * j["end_all_within_s"])))' "$json"
   done
 done
+# Every rank (8 per node) of every member fails at once: one fail message per node, however many
+# ranks; the datagrams each way and the head's CPU time until the end reached every member.
+printf '\n%-6s %-7s %-14s %-15s %-16s %-9s %-12s\n' NODES RANKS "FAIL MESSAGES" "DGRAMS TO HEAD" "DGRAMS FROM HEAD" "HEAD CPU" "END TO ALL"
+for n in ${SIZES[*]}; do
+  json=$("$SIM" --watch "$WATCH" --nodes "$n" --timeout 10 --quiet 3 --all-fail 1 2>/dev/null) ||
+    { echo "FAIL at $n nodes, every rank failing: $json" >&2; exit 1; }
+  "${PYTHON:-/usr/bin/python3}" -c '
+import json, sys
+j = json.loads(sys.argv[1])
+print("%-6d %-7d %-14d %-15d %-16d %-9s %-12s" % (j["nodes"], j["ranks_failed"], j["fail_messages_to_head"],
+      j["fail_datagrams_to_head"], j["fail_datagrams_from_head"], "%.2f s" % j["fail_head_cpu_s"],
+      "%.2f s" % j["fail_end_all_within_s"]))' "$json"
+done

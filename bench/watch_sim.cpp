@@ -5,12 +5,15 @@
 //   - start: how long until every member has heard the head answer;
 //   - quiet: the head's CPU time and the datagrams per second while nothing fails, and that no
 //     verdict comes;
+//   - with --all-fail: every rank of every member (8 per node) fails at once instead: the
+//     datagrams each way and the head's CPU time until the end has reached every member, and
+//     that the one verdict names the earliest and counts the rest;
 //   - a lost node: one member falls silent; when the head's verdict comes after that node's last
 //     beat (it must name that node, within the time-out + 3 s), and how long until the end
 //     reaches every other member.
 // Prints one JSON object; exits 1 when a check fails.
 //
-//   ddp-watch-sim --watch PATH [--nodes N] [--timeout S] [--quiet S]
+//   ddp-watch-sim --watch PATH [--nodes N] [--timeout S] [--quiet S] [--all-fail 1]
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -48,6 +51,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 struct SimNode {
   int fd = -1;
   std::unique_ptr<w::Member> member;
+  std::unique_ptr<w::Wire> wire;
   bool silent = false;   // stopped beating (a lost node)
   double last_sent = -1;
   double first_heard = -1;
@@ -59,6 +63,7 @@ struct Options {
   unsigned nodes = 1000;
   unsigned timeout = 10;
   double quiet = 20;
+  bool all_fail = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -69,6 +74,7 @@ Options parse(int argc, char** argv) {
     else if (k == "--nodes") o.nodes = static_cast<unsigned>(std::stoul(v));
     else if (k == "--timeout") o.timeout = static_cast<unsigned>(std::stoul(v));
     else if (k == "--quiet") o.quiet = std::stod(v);
+    else if (k == "--all-fail") o.all_fail = v != "0";
     else throw std::runtime_error("unknown argument " + k);
   }
   if (o.watch.empty() || o.nodes < 2) throw std::runtime_error("usage: ddp-watch-sim --watch PATH [--nodes N>=2] [--timeout S] [--quiet S]");
@@ -153,12 +159,17 @@ int main(int argc, char** argv) try {
     c.timeout = w::Ms(o.timeout * 1000);
     c.interval = interval;
     c.phase = w::Ms(std::rand() % interval.count());
+    c.seed = static_cast<unsigned>(std::rand());
     sim[i].member = std::make_unique<w::Member>(c, now0);
+    sim[i].wire = std::make_unique<w::Wire>(kKey, i, o.nodes);
   }
 
   std::string head_said;
   std::uint64_t sent = 0, received = 0;
-  enum class Phase { Start, Quiet, Lost, Done } phase = Phase::Start;
+  enum class Phase { Start, Quiet, Lost, Fail, Done } phase = Phase::Start;
+  double fail_at = -1, fail_done = -1;
+  std::uint64_t fail_messages = 0;  // fail datagrams the members sent
+  std::uint64_t fail_ticks0 = 0, fail_ticks1 = 0, fail_sent0 = 0, fail_recv0 = 0;
   double quiet_from = 0, lost_at = -1, verdict_at = -1;
   std::uint64_t quiet_ticks0 = 0, quiet_ticks1 = 0, quiet_sent0 = 0, quiet_recv0 = 0;
   std::uint64_t quiet_sent = 0, quiet_recv = 0;
@@ -172,7 +183,8 @@ int main(int argc, char** argv) try {
       SimNode& n = sim[i];
       if (n.silent || n.end_at >= 0) continue;
       for (auto& d : n.member->due(now)) {
-        const std::string bytes = w::encode(d, kKey);
+        if (phase == Phase::Fail && d.type == w::Datagram::Type::Fail) ++fail_messages;
+        const std::string bytes = n.wire->seal(d, 0);
         sendto(n.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
         n.last_sent = t;
         ++sent;
@@ -188,12 +200,15 @@ int main(int argc, char** argv) try {
         const ssize_t r = recv(sim[i].fd, buf, sizeof buf, MSG_DONTWAIT);
         if (r <= 0) break;
         ++received;
-        const auto d = w::decode(std::string_view(buf, static_cast<std::size_t>(r)), kKey);
+        const auto d = sim[i].wire->open(std::string_view(buf, static_cast<std::size_t>(r)));
         if (!d || sim[i].silent) continue;
         sim[i].member->heard_head(now);
         if (sim[i].first_heard < 0) sim[i].first_heard = t;
         if (d->type == w::Datagram::Type::Ack) sim[i].member->acked(d->id);
-        if (d->type == w::Datagram::Type::End && sim[i].end_at < 0) sim[i].end_at = t;
+        if (d->type == w::Datagram::Type::End && sim[i].end_at < 0) {
+          sim[i].end_at = t;
+          sim[i].member->ended();
+        }
       }
     }
     if (fds.back().revents & POLLIN) {
@@ -218,9 +233,41 @@ int main(int argc, char** argv) try {
       quiet_ticks1 = cpu_ticks(head);
       quiet_sent = sent - quiet_sent0;
       quiet_recv = received - quiet_recv0;
-      sim[lost].silent = true;  // node `lost` drops off the network
-      lost_at = t;
-      phase = Phase::Lost;
+      if (o.all_fail) {
+        // Every rank of every member fails at once; each member's watch reports its node's.
+        fail_ticks0 = quiet_ticks1;
+        fail_sent0 = sent;
+        fail_recv0 = received;
+        fail_at = t;
+        for (unsigned i = 1; i < o.nodes; ++i) {
+          w::Failure first;
+          w::FailureCounts counts;
+          for (unsigned r = 0; r < 8; ++r) {
+            w::Failure f;
+            f.rank = i * 8 + r;
+            f.node = i;
+            f.host = "sim" + std::to_string(i);
+            f.code = 1;
+            f.at_ns = now.wall_ns + i * 1000 + r;
+            if (r == 0) first = f;
+            ++counts[w::how_short(f)];
+            sim[i].member->report(first, counts, now);
+          }
+        }
+        phase = Phase::Fail;
+      } else {
+        sim[lost].silent = true;  // node `lost` drops off the network
+        lost_at = t;
+        phase = Phase::Lost;
+      }
+    } else if (phase == Phase::Fail) {
+      bool all = verdict_at >= 0;
+      for (unsigned i = 1; i < o.nodes && all; ++i) all = sim[i].end_at >= 0;
+      if (all || t - fail_at > 20) {
+        fail_done = t;
+        fail_ticks1 = cpu_ticks(head);
+        break;
+      }
     } else if (phase == Phase::Lost) {
       bool all = verdict_at >= 0;
       for (unsigned i = 1; i < o.nodes && all; ++i) all = i == lost || sim[i].end_at >= 0;
@@ -240,6 +287,35 @@ int main(int argc, char** argv) try {
   waitpid(head, &head_status, 0);
   for (ssize_t r; (r = read(errp[0], buf, sizeof buf)) > 0;) head_said.append(buf, static_cast<std::size_t>(r));
 
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double quiet_cpu = static_cast<double>(quiet_ticks1 - quiet_ticks0) / tick;
+  if (o.all_fail) {
+    unsigned ended = 0;
+    for (unsigned i = 1; i < o.nodes; ++i) ended += sim[i].end_at >= 0;
+    const unsigned ranks = (o.nodes - 1) * 8;
+    const std::string named = "rank 8 on sim1 exited with code 1";
+    const std::string counted = "also failed after it: " + std::to_string(ranks - 1) + " ranks (exit code 1)";
+    const bool verdict_ok = head_said.find(named) != std::string::npos &&
+                            head_said.find(counted) != std::string::npos;
+    const bool one_verdict = head_said.find("failed:") == head_said.rfind("failed:");
+    std::printf(
+        "{\"nodes\": %u, \"ranks_failed\": %u, \"timeout_s\": %u, \"quiet_head_cpu_percent\": %.2f, "
+        "\"fail_verdict_after_s\": %.2f, \"fail_end_reached_members\": %u, \"fail_end_all_within_s\": %.2f, "
+        "\"fail_messages_to_head\": %llu, \"fail_datagrams_to_head\": %llu, \"fail_datagrams_from_head\": %llu, "
+        "\"fail_head_cpu_s\": %.3f, "
+        "\"verdict_names_first_counts_rest\": %s, \"one_verdict\": %s}\n",
+        o.nodes, ranks, o.timeout, 100 * quiet_cpu / o.quiet, verdict_at - fail_at, ended,
+        fail_done - fail_at, static_cast<unsigned long long>(fail_messages),
+        static_cast<unsigned long long>(sent - fail_sent0),
+        static_cast<unsigned long long>(received - fail_recv0),
+        static_cast<double>(fail_ticks1 - fail_ticks0) / tick, verdict_ok ? "true" : "false",
+        one_verdict ? "true" : "false");
+    // One fail message per node (not one per rank), a repeat for a lost one at most.
+    const bool ok = verdict_at >= 0 && verdict_ok && one_verdict && ended == o.nodes - 1 &&
+                    fail_messages < 2ull * (o.nodes - 1);
+    if (!ok) std::fprintf(stderr, "the head said:\n%s", head_said.c_str());
+    return ok ? 0 : 1;
+  }
   double end_max = 0;
   unsigned ended = 0;
   for (unsigned i = 1; i < o.nodes; ++i)
@@ -249,8 +325,6 @@ int main(int argc, char** argv) try {
     }
   double heard_max = 0;
   for (unsigned i = 1; i < o.nodes; ++i) heard_max = std::max(heard_max, sim[i].first_heard);
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  const double quiet_cpu = static_cast<double>(quiet_ticks1 - quiet_ticks0) / tick;
   const std::string named = "node sim" + std::to_string(lost) + " (ranks " + std::to_string(lost * 8);
   const bool verdict_names = head_said.find(named) != std::string::npos;
   const bool one_verdict = head_said.find("failed:") == head_said.rfind("failed:");

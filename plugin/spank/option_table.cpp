@@ -64,10 +64,11 @@ struct spank_option spank_options[] = {
                    "bandwidth (ddp-preflight); the step fails when a check or a profile "
                    "threshold fails."),
      ddp::spank::kOptional, 9, ddp::spank::on_option},
-    {ddp::spank::s(ddp::plan::kOptWatch), ddp::spank::s("SECONDS|off"),
+    {ddp::spank::s(ddp::plan::kOptWatch), ddp::spank::s("SECONDS[:D_SECONDS]|off"),
      ddp::spank::s("The failure watch (on by default): a failed rank ends the step at once and is "
-                   "named once; a rank frozen or a node silent for SECONDS (default 45) ends it "
-                   "too. off: Slurm's own behaviour."),
+                   "named once; a rank stopped or a node silent for SECONDS (default 45) ends it "
+                   "too, a rank hung in state D for D_SECONDS (default the larger of 300 and "
+                   "SECONDS). off: Slurm's own behaviour."),
      ddp::spank::kOptional, 10, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }

@@ -9,7 +9,6 @@
 
 #include "error.hpp"
 #include "monitor_launch.hpp"
-#include "watch_launch.hpp"
 #include "parse.hpp"
 #include "planner.hpp"
 #include "plugin_state.hpp"
@@ -20,6 +19,7 @@
 #include "step_facts_reader.hpp"
 #include "step_role.hpp"
 #include "user_chain.hpp"
+#include "watch_launch.hpp"
 
 namespace ddp::spank {
 

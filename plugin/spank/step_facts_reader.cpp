@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>

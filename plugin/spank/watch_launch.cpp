@@ -61,6 +61,8 @@ void start_watch(spank_t sp, const plan::StepPlan& step, const std::string& key)
     for (auto& a : watch::to_argv(plan::watch_args(step, *step.watch))) argv.push_back(std::move(a));
     std::vector<std::string> env;
     if (!key.empty()) env.push_back(std::string(watch::kKeyVariable) + "=" + key);
+    if (!step.watch->error_dir.empty())
+      env.push_back(std::string(watch::kErrorDirVariable) + "=" + step.watch->error_dir);
     channel().launch(sp, std::move(argv), env);
   } catch (const std::exception& e) {
     channel().refuse(e.what());

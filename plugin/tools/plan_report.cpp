@@ -44,6 +44,7 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
   j["socket_interface_reason"] = placement.socket_interface_reason;
   j["warnings"] = placement.warnings;
   j["watch"] = step.watch ? nlohmann::json{{"timeout", step.watch->timeout},
+                                           {"hung_timeout", step.watch->hung_timeout},
                                            {"reason", step.watch->reason},
                                            {"error_dir", optional_text(step.watch->error_dir)}}
                           : nlohmann::json(nullptr);
@@ -96,7 +97,8 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
     << "; unless set: ROLE_NAME=default TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
        "NCCL_ASYNC_ERROR_HANDLING=1\n";
   if (step.watch)
-    s << "failure watch: " << step.watch->timeout << " s (" << step.watch->reason << "), head "
+    s << "failure watch: " << step.watch->timeout << " s, state D " << step.watch->hung_timeout
+      << " s (" << step.watch->reason << "), head "
       << step.master_addr << " UDP port " << step.port.port << "; error files "
       << (step.watch->error_dir.empty() ? std::string("none") : step.watch->error_dir + "/rank-R.json")
       << "\n";

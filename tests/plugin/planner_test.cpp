@@ -330,9 +330,9 @@ TEST(Planner, EachRankGetsItsOwnErrorFileInTheStepsPrivateDirectory) {
   const auto step = p::plan_step(facts, ddp_shape(2, 2), {});
   const auto tasks = plan_node(step, {{0, 1}, std::nullopt});
   EXPECT_EQ(env_of(tasks[0]).at("TORCHELASTIC_ERROR_FILE"),
-            "/scratch/tmp/ddp-42.0-0123456789abcdef/rank-2.json");
+            "/scratch/tmp/ddp-42.0-0123456789abcdef-node1/rank-2.json");
   EXPECT_EQ(env_of(tasks[1]).at("TORCHELASTIC_ERROR_FILE"),
-            "/scratch/tmp/ddp-42.0-0123456789abcdef/rank-3.json");
+            "/scratch/tmp/ddp-42.0-0123456789abcdef-node1/rank-3.json");
   // Without srun's nonce (an srun without the plugin) there is no directory to trust.
   facts.watch_nonce.reset();
   EXPECT_EQ(env_of(plan_node(p::plan_step(facts, ddp_shape(2, 2), {}), {{0, 1}, std::nullopt})[0])

@@ -32,6 +32,11 @@ TEST(WatchOption, ValuesAndRefusals) {
   EXPECT_FALSE(o.watch->timeout);
   p::apply_user_option(o, "ddp-watch", "90");
   EXPECT_EQ(o.watch->timeout, 90u);
+  EXPECT_FALSE(o.watch->hung_timeout);
+  p::apply_user_option(o, "ddp-watch", "20:60");
+  EXPECT_EQ(o.watch->timeout, 20u);
+  EXPECT_EQ(o.watch->hung_timeout, 60u);
+  EXPECT_NE(option_error("20:1").find("not a time-out"), std::string::npos);
   p::apply_user_option(o, "ddp-watch", "off");
   EXPECT_FALSE(o.watch->on);
   EXPECT_NE(option_error("4").find("--ddp-watch='4' is not a time-out; allowed: 5..86400 seconds"),
@@ -80,8 +85,11 @@ TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
             (std::vector<std::string>{"--job", "17", "--step", "2", "--node", "1", "--nodes", "2",
                                       "--host", "gn02", "--world", "8", "--head", "gn01", "--port",
                                       std::to_string(step.port.port), "--timeout", "45",
-                                      "--error-dir", "/tmp/ddp-17.2-00112233aabbccdd",
-                                      "--control-fd", "3", "--reply-fd", "4"}));
+                                      "--hung-timeout", "300", "--control-fd", "3",
+                                      "--reply-fd", "4"}));
+  // The error directory is the node's own (a TMPDIR may be shared), and goes in the watch's
+  // environment, not on its command line.
+  EXPECT_EQ(a.error_dir, "/tmp/ddp-17.2-00112233aabbccdd-node1");
   // What the plugin tells it, the watch reads back.
   EXPECT_EQ(ddp::watch::to_argv(ddp::watch::parse_watch_args(ddp::watch::to_argv(a))),
             ddp::watch::to_argv(a));

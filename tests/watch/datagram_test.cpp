@@ -6,13 +6,22 @@ namespace w = ddp::watch;
 
 namespace {
 const std::string kKey = "0123456789abcdef0123456789abcdef";
+
+w::Datagram beat_of(unsigned node) {
+  w::Datagram beat;
+  beat.node = node;
+  beat.host = "n" + std::to_string(node + 1);
+  beat.ranks = "2-3";
+  return beat;
 }
+}  // namespace
 
 TEST(WatchDatagram, FailureSurvivesTheWire) {
   w::Datagram d;
   d.type = w::Datagram::Type::Fail;
   d.node = 3;
   d.id = 7;
+  d.counts = {{"SIGKILL", 1}, {"exit code 1", 7}};
   d.failure.how = w::How::Signal;
   d.failure.rank = 13;
   d.failure.node = 3;
@@ -21,11 +30,13 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   d.failure.at_ns = 1700000000123456789;
   d.failure.error = "RuntimeError: \"boom\"\n";
   d.failure.where = "File \"t.py\", line 3, in f";
-  const auto back = w::decode(w::encode(d, kKey), kKey);
+  w::Wire member(kKey, 3, 4), head(kKey, 0, 4);
+  const auto back = head.open(member.seal(d, 0));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->type, w::Datagram::Type::Fail);
   EXPECT_EQ(back->node, 3u);
   EXPECT_EQ(back->id, 7u);
+  EXPECT_EQ(back->counts, d.counts);
   EXPECT_EQ(back->failure.how, w::How::Signal);
   EXPECT_EQ(back->failure.rank, 13u);
   EXPECT_EQ(back->failure.code, 9);
@@ -34,21 +45,60 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   EXPECT_EQ(back->failure.where, d.failure.where);
 }
 
-TEST(WatchDatagram, AnythingNotOursIsDropped) {
-  w::Datagram beat;
-  beat.node = 1;
-  beat.host = "n2";
-  beat.ranks = "2-3";
-  const std::string bytes = w::encode(beat, kKey);
-  EXPECT_TRUE(w::decode(bytes, kKey));
-  EXPECT_FALSE(w::decode(bytes, "ffffffffffffffffffffffffffffffff"));  // another step's key
-  EXPECT_FALSE(w::decode("", kKey));
-  EXPECT_FALSE(w::decode("not json", kKey));
-  EXPECT_FALSE(w::decode("{\"v\":1}", kKey));
-  EXPECT_FALSE(w::decode(std::string(w::kMaxDatagram + 1, '{'), kKey));
-  std::string no_id = bytes;
-  EXPECT_FALSE(w::decode("{\"v\":1,\"k\":\"" + kKey + "\",\"t\":\"ack\",\"n\":0}", kKey));
-  EXPECT_FALSE(w::decode("{\"v\":2,\"k\":\"" + kKey + "\",\"t\":\"beat\",\"n\":0}", kKey));
+TEST(WatchDatagram, TheKeyNeverTravels) {
+  w::Wire member(kKey, 1, 2);
+  const std::string bytes = member.seal(beat_of(1), 0);
+  EXPECT_EQ(bytes.find(kKey), std::string::npos);
+  const auto raw = w::key_bytes(kKey);
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(bytes.find(std::string(raw->begin(), raw->end())), std::string::npos);
+  EXPECT_EQ(bytes.find("0123456789abcdef"), std::string::npos);
+}
+
+TEST(WatchDatagram, AnythingNotSealedWithTheKeyIsDropped) {
+  w::Wire member(kKey, 1, 3), head(kKey, 0, 3);
+  const std::string bytes = member.seal(beat_of(1), 0);
+  EXPECT_TRUE(w::Wire(kKey, 0, 3).open(bytes));
+  EXPECT_FALSE(w::Wire("ffffffffffffffffffffffffffffffff", 0, 3).open(bytes));  // another step
+  // Any byte changed, header or body or tag.
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 1);
+    EXPECT_FALSE(w::Wire(kKey, 0, 3).open(bad)) << "byte " << i;
+  }
+  EXPECT_FALSE(head.open(""));
+  EXPECT_FALSE(head.open("not json"));
+  // The old clear-text form, key and all.
+  EXPECT_FALSE(head.open("{\"v\":1,\"k\":\"" + kKey + "\",\"t\":\"end\",\"n\":0}"));
+  EXPECT_FALSE(head.open(std::string(w::kMaxDatagram + 1, '{')));
+  EXPECT_FALSE(w::Wire("not a key", 0, 3).keyed());
+}
+
+TEST(WatchDatagram, ReplaysAndOvertakenDatagramsAreDropped) {
+  w::Wire member(kKey, 1, 3), head(kKey, 0, 3);
+  const std::string first = member.seal(beat_of(1), 0);
+  const std::string second = member.seal(beat_of(1), 0);
+  EXPECT_TRUE(head.open(second));
+  EXPECT_FALSE(head.open(second));  // replayed
+  EXPECT_FALSE(head.open(first));   // older than the last accepted
+  // Counters are per sender: node 2's first is fine.
+  w::Wire other(kKey, 2, 3);
+  EXPECT_TRUE(head.open(other.seal(beat_of(2), 0)));
+}
+
+TEST(WatchDatagram, OnlyTheAddresseeFromAnAllowedSenderOpensIt) {
+  w::Wire head(kKey, 0, 3), one(kKey, 1, 3), two(kKey, 2, 3);
+  w::Datagram end;
+  end.type = w::Datagram::Type::End;
+  // The head's end to node 1, replayed to node 2, or back to the head: dropped.
+  const std::string to_one = head.seal(end, 1);
+  EXPECT_FALSE(two.open(to_one));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(to_one));
+  ASSERT_TRUE(one.open(to_one));
+  EXPECT_EQ(one.open(head.seal(end, 1))->type, w::Datagram::Type::End);
+  // A member hears only the head, never another member (nor one past the step's nodes).
+  EXPECT_FALSE(two.open(one.seal(end, 2)));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(w::Wire(kKey, 5, 9).seal(end, 0)));
 }
 
 TEST(WatchDatagram, HugeOrBinaryMessagesAreCutToFit) {
@@ -57,9 +107,10 @@ TEST(WatchDatagram, HugeOrBinaryMessagesAreCutToFit) {
   d.failure.error = std::string(100000, '\x01') + "\xff\xfe";
   d.failure.where = std::string(5000, 'x');
   d.failure.host = std::string(5000, 'h');
-  const std::string bytes = w::encode(d, kKey);
+  w::Wire member(kKey, 1, 2), head(kKey, 0, 2);
+  const std::string bytes = member.seal(d, 0);
   EXPECT_LE(bytes.size(), w::kMaxDatagram);
-  const auto back = w::decode(bytes, kKey);
+  const auto back = head.open(bytes);
   ASSERT_TRUE(back);
   EXPECT_LE(back->failure.where.size(), 240u);
 }
@@ -69,4 +120,8 @@ TEST(WatchDatagram, KeysAreThirtyTwoLowercaseHexDigits) {
   EXPECT_FALSE(w::valid_key(""));
   EXPECT_FALSE(w::valid_key("0123456789ABCDEF0123456789abcdef"));
   EXPECT_FALSE(w::valid_key(kKey + "0"));
+  const auto raw = w::key_bytes(kKey);
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)[0], 0x01);
+  EXPECT_EQ((*raw)[15], 0xef);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "watch_time.hpp"
 
 namespace w = ddp::watch;
@@ -129,4 +131,62 @@ TEST(WatchJudge, ARankKilledBeatsThePeersThatLostItAtTheSameMoment) {
   v = k.verdict(at(11.2));
   ASSERT_TRUE(v);
   EXPECT_EQ(v->first.rank, 3u);
+}
+
+TEST(WatchFailure, SlurmsOwnSignalsAreRequestsNotFailures) {
+  const auto signalled = [](int sig) { return sig; };  // a wait status for a death by SIG
+  const auto exited = [](int code) { return code << 8; };
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) EXPECT_TRUE(w::ended_on_request(signalled(sig), false)) << sig;
+  for (int sig : {SIGKILL, SIGSEGV, SIGABRT, SIGBUS}) EXPECT_FALSE(w::ended_on_request(signalled(sig), false)) << sig;
+  EXPECT_FALSE(w::ended_on_request(exited(1), false));
+  // After the step itself was signalled, a rank that caught it and exited non-zero is ending too.
+  EXPECT_TRUE(w::ended_on_request(exited(1), true));
+  EXPECT_TRUE(w::ended_on_request(signalled(SIGKILL), true));
+}
+
+TEST(WatchJudge, MembersReportTheirNodesFirstFailureAndCountTheRest) {
+  w::Judge j(config(1000), at(0));
+  for (unsigned n = 1; n < 1000; ++n) {
+    w::Failure first = exit_of(n * 8, n, 10 + n * 1e-6);
+    j.reported(n, first, {{"exit code 1", 8}}, at(10.1));
+  }
+  // A late repeat of an older report (fewer failures) changes nothing.
+  j.reported(7, exit_of(56, 7, 9), {{"exit code 1", 1}}, at(10.2));
+  const auto v = j.verdict(at(11.2));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 8u);
+  EXPECT_EQ(v->first.node, 1u);
+  EXPECT_EQ(v->also.at("exit code 1"), 999u * 8 - 1);
+}
+
+TEST(WatchJudge, AnAbortAfterAnotherFailureIsItsConsequence) {
+  // Rank 1 raised; rank 0's library aborted 300 ms later on the broken collective.
+  w::Judge j(config(2), at(0));
+  w::Failure abort = exit_of(0, 0, 10.3);
+  abort.how = w::How::Signal;
+  abort.code = SIGABRT;
+  j.failed(abort, at(10.35));
+  j.failed(exit_of(1, 1, 10.0), at(10.4));
+  auto v = j.verdict(at(11.4));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 1u);
+  EXPECT_EQ(v->also.at("SIGABRT"), 1u);
+  // A SIGPIPE stamped a little before a peer's exception still gets no signal's preference.
+  w::Judge k(config(2), at(0));
+  w::Failure pipe = exit_of(0, 0, 10.0);
+  pipe.how = w::How::Signal;
+  pipe.code = SIGPIPE;
+  k.failed(exit_of(1, 1, 9.9), at(10.1));
+  k.failed(pipe, at(10.1));
+  v = k.verdict(at(11.2));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 1u);
+  // An abort alone, or well after anything else, is the cause.
+  w::Judge l(config(2), at(0));
+  abort.at_ns = at(20).wall_ns;
+  l.failed(exit_of(1, 1, 10.0), at(10.1));
+  l.failed(abort, at(10.1));
+  v = l.verdict(at(11.2));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.rank, 1u);
 }

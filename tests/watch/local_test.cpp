@@ -21,31 +21,31 @@ w::Clock::time_point t(double s) {
 
 TEST(WatchFrozen, StoppedForTheWholeTimeoutIsFrozen) {
   w::FrozenClock c;
-  EXPECT_FALSE(c.update({'S', 5, 0}, t(0), seconds(45)));
-  EXPECT_FALSE(c.update({'T', 5, 0}, t(1), seconds(45)));
-  EXPECT_FALSE(c.update({'T', 5, 0}, t(45.9), seconds(45)));
-  EXPECT_EQ(c.update({'T', 5, 0}, t(46), seconds(45)), w::How::Stopped);
+  EXPECT_FALSE(c.update({'S', 5, 0}, t(0), seconds(45), seconds(45)));
+  EXPECT_FALSE(c.update({'T', 5, 0}, t(1), seconds(45), seconds(45)));
+  EXPECT_FALSE(c.update({'T', 5, 0}, t(45.9), seconds(45), seconds(45)));
+  EXPECT_EQ(c.update({'T', 5, 0}, t(46), seconds(45), seconds(45)), w::How::Stopped);
   EXPECT_EQ(c.seconds(t(46)), 45u);
 }
 
 TEST(WatchFrozen, WaitingWorkingOrDebuggedIsNeverFrozen) {
   for (char state : {'S', 'R', 't'}) {
     w::FrozenClock c;
-    for (int s = 0; s < 1000; s += 5) EXPECT_FALSE(c.update({state, 7, 0}, t(s), seconds(45))) << state;
+    for (int s = 0; s < 1000; s += 5) EXPECT_FALSE(c.update({state, 7, 0}, t(s), seconds(45), seconds(45))) << state;
   }
 }
 
 TEST(WatchFrozen, UninterruptibleSleepCountsOnlyWithoutProgress) {
   w::FrozenClock slow_write;
   for (int s = 0; s < 300; s += 5)  // a checkpoint to a slow file system: D, but bytes move
-    EXPECT_FALSE(slow_write.update({'D', 7, static_cast<std::uint64_t>(s) * 1000}, t(s), seconds(45)));
+    EXPECT_FALSE(slow_write.update({'D', 7, static_cast<std::uint64_t>(s) * 1000}, t(s), seconds(45), seconds(45)));
   w::FrozenClock hung;
-  EXPECT_FALSE(hung.update({'D', 7, 100}, t(0), seconds(45)));
-  EXPECT_FALSE(hung.update({'D', 7, 100}, t(44), seconds(45)));
-  EXPECT_EQ(hung.update({'D', 7, 100}, t(45), seconds(45)), w::How::Hung);
+  EXPECT_FALSE(hung.update({'D', 7, 100}, t(0), seconds(45), seconds(45)));
+  EXPECT_FALSE(hung.update({'D', 7, 100}, t(44), seconds(45), seconds(45)));
+  EXPECT_EQ(hung.update({'D', 7, 100}, t(45), seconds(45), seconds(45)), w::How::Hung);
   // Back to work resets the clock.
-  EXPECT_FALSE(hung.update({'R', 8, 100}, t(46), seconds(45)));
-  EXPECT_FALSE(hung.update({'D', 8, 100}, t(47), seconds(45)));
+  EXPECT_FALSE(hung.update({'R', 8, 100}, t(46), seconds(45), seconds(45)));
+  EXPECT_FALSE(hung.update({'D', 8, 100}, t(47), seconds(45), seconds(45)));
 }
 
 TEST(WatchFrozen, ThisProcessSamplesAsRunning) {
@@ -142,14 +142,81 @@ TEST(WatchArgs, RoundTripAndRefusals) {
   a.head = "n1";
   a.port = 23456;
   a.timeout = 30;
+  a.hung_timeout = 600;
   a.error_dir = "/tmp/ddp-42.3-x";
   a.control_fd = 3;
   const auto b = w::parse_watch_args(w::to_argv(a));
   EXPECT_EQ(w::to_argv(b), w::to_argv(a));
+  EXPECT_EQ(b.hung_timeout, 600u);
   EXPECT_THROW(w::parse_watch_args({"--host", "n1"}), ddp::plan::PlanError);
   EXPECT_THROW(w::parse_watch_args({"--bogus", "1"}), ddp::plan::PlanError);
   auto argv = w::to_argv(a);
   argv.insert(argv.end(), {"--timeout", "1"});
   EXPECT_THROW(w::parse_watch_args(argv), ddp::plan::PlanError);
   EXPECT_EQ(w::error_file("/d", 7), "/d/rank-7.json");
+}
+
+TEST(WatchFrozen, AFileSystemFailoverIsNoHangUnderTheLongerDStateTimeout) {
+  EXPECT_EQ(w::default_hung_timeout(45), 300u);
+  EXPECT_EQ(w::default_hung_timeout(600), 600u);
+  // Lustre failing over: every rank in D without progress for two minutes, then back.
+  w::FrozenClock failover;
+  const auto hung_timeout = seconds(w::default_hung_timeout(45));
+  for (int s = 0; s <= 120; s += 5)
+    EXPECT_FALSE(failover.update({'D', 7, 100}, t(s), seconds(45), hung_timeout)) << s;
+  EXPECT_FALSE(failover.update({'S', 8, 200}, t(125), seconds(45), hung_timeout));
+  // A stop still counts from the (short) time-out, and a real hang from the long one.
+  w::FrozenClock hung;
+  EXPECT_FALSE(hung.update({'D', 7, 100}, t(0), seconds(45), hung_timeout));
+  EXPECT_FALSE(hung.update({'D', 7, 100}, t(299), seconds(45), hung_timeout));
+  EXPECT_EQ(hung.update({'D', 7, 100}, t(300), seconds(45), hung_timeout), w::How::Hung);
+}
+
+TEST(WatchErrorFile, TheErrorDirectoryIsOpenedWithoutFollowingLinks) {
+  char base[] = "/tmp/ddp-watch-test.XXXXXX";
+  ASSERT_TRUE(mkdtemp(base));
+  const std::string dir = std::string(base) + "/ddp-1.0-n-node0";
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  std::ofstream(dir + "/rank-3.json") << R"({"message": {"message": "E: x", "extraInfo": {}}})";
+  {
+    w::ErrorDir d(dir);
+    ASSERT_TRUE(d.read(3));
+    EXPECT_EQ(d.read(3)->error, "E: x");
+    EXPECT_FALSE(d.read(4));
+    d.remove({3});
+  }
+  struct stat st {};
+  EXPECT_NE(lstat(dir.c_str(), &st), 0);  // gone with its file
+  // A link put where the directory should be (to another user's, or anyone's) is refused.
+  const std::string elsewhere = std::string(base) + "/elsewhere";
+  ASSERT_EQ(mkdir(elsewhere.c_str(), 0700), 0);
+  std::ofstream(elsewhere + "/rank-3.json") << R"({"message": "planted"})";
+  ASSERT_EQ(symlink(elsewhere.c_str(), dir.c_str()), 0);
+  {
+    w::ErrorDir d(dir);
+    EXPECT_FALSE(d.read(3));
+  }
+  unlink(dir.c_str());
+  // A directory others may read is refused too; so is a link above it.
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/rank-3.json") << R"({"message": "E"})";
+  {
+    w::ErrorDir d(dir);
+    EXPECT_FALSE(d.read(3));
+    EXPECT_NE(d.problem().find("not a private directory"), std::string::npos);
+  }
+  const std::string via_link = std::string(base) + "/up";
+  ASSERT_EQ(symlink(base, via_link.c_str()), 0);
+  ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+  {
+    w::ErrorDir d(via_link + "/ddp-1.0-n-node0");
+    EXPECT_FALSE(d.read(3));
+    EXPECT_FALSE(d.problem().empty());
+  }
+  unlink(via_link.c_str());
+  unlink((dir + "/rank-3.json").c_str());
+  rmdir(dir.c_str());
+  unlink((elsewhere + "/rank-3.json").c_str());
+  rmdir(elsewhere.c_str());
+  rmdir(base);
 }

@@ -53,7 +53,7 @@ TEST(WatchMember, AFailureIsSentUntilAckedAndAloneAfterThat) {
   const auto id = m.send_reliably(fail, at(1));
   EXPECT_EQ(count(m.due(at(1)), w::Datagram::Type::Fail), 1u);
   EXPECT_EQ(count(m.due(at(1.1)), w::Datagram::Type::Fail), 0u);
-  EXPECT_EQ(count(m.due(at(1.3)), w::Datagram::Type::Fail), 1u);
+  EXPECT_EQ(count(m.due(at(1.4)), w::Datagram::Type::Fail), 1u);
   EXPECT_EQ(m.alarm(at(3.9)), w::Member::Alarm::None);
   EXPECT_EQ(m.alarm(at(4.0)), w::Member::Alarm::Alone);
   m.acked(id);
@@ -75,4 +75,76 @@ TEST(WatchMember, TheHeadIsLostOnlyAfterItWasHeardAndNotAfterItsBye) {
   left.heard_head(at(10));
   left.head_bye();
   EXPECT_EQ(left.alarm(at(100)), w::Member::Alarm::None);
+}
+
+namespace {
+
+w::Failure exit_of(unsigned rank, double when) {
+  w::Failure f;
+  f.rank = rank;
+  f.node = 2;
+  f.code = 1;
+  f.at_ns = at(when).wall_ns;
+  return f;
+}
+
+}  // namespace
+
+TEST(WatchMember, ANodeSendsOneFailHoweverManyOfItsRanksFail) {
+  w::Member m(config(), at(0));
+  m.heard_head(at(0));
+  w::FailureCounts counts;
+  std::uint64_t id = 0;
+  for (unsigned r = 0; r < 8; ++r) {
+    counts["exit code 1"] = r + 1;
+    id = m.report(exit_of(4, 1), counts, at(1));
+  }
+  auto out = m.due(at(1));
+  ASSERT_EQ(count(out, w::Datagram::Type::Fail), 1u);
+  for (const auto& d : out)
+    if (d.type == w::Datagram::Type::Fail) {
+      EXPECT_EQ(d.id, id);
+      EXPECT_EQ(d.counts.at("exit code 1"), 8u);
+      EXPECT_EQ(d.failure.rank, 4u);
+    }
+  // One more rank fails after it was sent: the same message, a new id, at once.
+  counts["SIGKILL"] = 1;
+  const auto newer = m.report(exit_of(4, 1), counts, at(1.05));
+  EXPECT_GT(newer, id);
+  EXPECT_EQ(count(m.due(at(1.05)), w::Datagram::Type::Fail), 1u);
+  // The head's ack of the older one leaves the newer pending; the newer's ack clears it.
+  m.acked(id);
+  EXPECT_FALSE(m.all_acked());
+  m.acked(newer);
+  EXPECT_TRUE(m.all_acked());
+}
+
+TEST(WatchMember, AfterTheEndNothingIsRepeatedAndTheNodeNeverActsAlone) {
+  w::Member m(config(), at(0));
+  m.heard_head(at(0));
+  (void)m.report(exit_of(4, 1), {{"exit code 1", 1}}, at(1));
+  EXPECT_EQ(count(m.due(at(1)), w::Datagram::Type::Fail), 1u);
+  m.ended();
+  EXPECT_TRUE(m.all_acked());
+  EXPECT_EQ(count(m.due(at(2)), w::Datagram::Type::Fail), 0u);
+  EXPECT_EQ(m.alarm(at(10)), w::Member::Alarm::None);
+  (void)m.report(exit_of(5, 2), {{"exit code 1", 2}}, at(2));
+  EXPECT_EQ(count(m.due(at(3)), w::Datagram::Type::Fail), 0u);
+}
+
+TEST(WatchMember, RepeatsAreJitteredApart) {
+  // Two nodes that failed at the same instant do not resend in step forever.
+  auto c1 = config(), c2 = config();
+  c1.seed = 1;
+  c2.seed = 2;
+  w::Member a(c1, at(0)), b(c2, at(0));
+  a.heard_head(at(0));
+  b.heard_head(at(0));
+  (void)a.report(exit_of(4, 1), {{"exit code 1", 1}}, at(1));
+  (void)b.report(exit_of(4, 1), {{"exit code 1", 1}}, at(1));
+  a.due(at(1));
+  b.due(at(1));
+  EXPECT_NE(a.next_event(at(1)), b.next_event(at(1)));
+  EXPECT_GE(a.next_event(at(1)), at(1.25).mono);
+  EXPECT_LE(a.next_event(at(1)), at(1.32).mono);
 }

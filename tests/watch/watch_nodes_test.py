@@ -8,6 +8,7 @@ usage: watch_nodes_test.py DDP_WATCH [SCENARIO...]"""
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -36,10 +37,10 @@ class Node:
         for local, rank in enumerate(ranks):
             p = subprocess.Popen(["sleep", "1000"])
             self.tasks[local] = (rank, p)
-        env = dict(os.environ, DDP_WATCH_KEY=key)
+        env = dict(os.environ, DDP_WATCH_KEY=key, DDP_WATCH_ERROR_DIR=tmp)
         args = [WATCH, "--job", "42", "--step", "0", "--node", str(index), "--nodes", str(nodes),
                 "--host", f"n{index + 1}", "--world", str(nodes * len(ranks)), "--head", "127.0.0.1",
-                "--port", str(port), "--timeout", str(timeout), "--error-dir", tmp,
+                "--port", str(port), "--timeout", str(timeout),
                 "--control-fd", str(child.fileno())]
         self.watch = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log,
                                       pass_fds=(child.fileno(),))
@@ -238,16 +239,71 @@ def scenario_normal_end(tmp):
         n.stop()
 
 
+def signal_step(ns, sig, watches=True, tasks=True):
+    """As Slurm signals a step's processes: every node's watch, or tasks, or both."""
+    for n in ns:
+        if watches:
+            os.kill(n.watch.pid, sig)
+        if tasks:
+            for _, p in n.tasks.values():
+                os.kill(p.pid, sig)
+
+
+def scenario_suspend(tmp):
+    # scontrol suspend, or gang scheduling: every process of the step stopped, the watches too,
+    # for longer than the time-out, then resumed (the watches first: the worst case, they see
+    # their ranks still stopped). A healthy step goes on.
+    ns = cluster(tmp, nodes=3, timeout=5)
+    time.sleep(0.5)
+    signal_step(ns, signal.SIGSTOP, watches=False)
+    time.sleep(1.2)  # the watches look at /proc every 0.5 s: they see the ranks stopped
+    signal_step(ns, signal.SIGSTOP, tasks=False)
+    time.sleep(9)
+    signal_step(ns, signal.SIGCONT, tasks=False)
+    time.sleep(0.5)
+    signal_step(ns, signal.SIGCONT, watches=False)
+    run_until(ns, 3, lambda: False)
+    check("suspend: a step suspended for longer than the time-out goes on after the resume",
+          all(len(n.running()) == 2 for n in ns) and all_output(ns) == "", all_output(ns))
+    for n in ns:
+        n.stop()
+
+
+def scenario_scancel(tmp):
+    # scancel (or a time limit): Slurm sends SIGTERM to every process of the step, the watches
+    # included. The ranks die of it, or catch it and exit non-zero: that is Slurm ending the step,
+    # not a failure to report, and the watches live until slurmstepd closes their channel.
+    ns = cluster(tmp, nodes=2, timeout=5)
+    time.sleep(0.5)
+    signal_step(ns, signal.SIGTERM, tasks=False)
+    signal_step(ns, signal.SIGHUP, tasks=False)
+    for n in ns:
+        for local, (rank, p) in n.tasks.items():
+            p.terminate()
+            p.wait()
+    ns[1].tasks[0][1].returncode = 3  # it caught SIGTERM and exited with 3
+    run_until(ns, 8, lambda: not any(n.stepd for n in ns))
+    codes = [n.watch.wait(timeout=5) for n in ns]
+    check("scancel: no verdict, and the watches outlive Slurm's SIGTERM until their channel ends",
+          all_output(ns) == "" and codes == [0, 0], "exit %s\n%s" % (codes, all_output(ns)))
+    for n in ns:
+        n.stop()
+
+
 def scenario_stranger(tmp):
     ns = cluster(tmp, timeout=5)
     time.sleep(0.3)
-    # Someone without the key sends the head a failure and an end: nothing happens.
+    # Someone without the key sends the head a failure and an end, in the old clear-text form
+    # with a guessed key and sealed with a made-up tag: nothing happens.
     port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         for t in ("fail", "end", "beat"):
-            s.sendto(('{"v":1,"k":"ffffffffffffffffffffffffffffffff","t":"%s","n":1,"id":1,'
-                      '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode(),
-                     ("127.0.0.1", port))
+            body = ('{"v":2,"t":"%s","n":1,"id":1,"c":1,'
+                    '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode()
+            s.sendto(b'{"v":1,"k":"ffffffffffffffffffffffffffffffff",' + body[1:], ("127.0.0.1", port))
+            for n in range(1, 3):
+                header = b"DDPW\x01\0\0\0" + struct.pack("<IIQ", n, 0, 1000 + n)
+                s.sendto(header + body + os.urandom(16), ("127.0.0.1", port))
         s.sendto(b"x" * 5000, ("127.0.0.1", port))
     time.sleep(1.5)
     check("stranger: datagrams without the key change nothing",
@@ -258,6 +314,7 @@ def scenario_stranger(tmp):
 
 SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
              "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
+             "suspend": scenario_suspend, "scancel": scenario_scancel,
              "stranger": scenario_stranger}
 
 for name in sys.argv[2:] or SCENARIOS:

@@ -1,14 +1,57 @@
 #include "failure.hpp"
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <csignal>
 #include <ctime>
+#include <tuple>
 
 namespace ddp::watch {
 
 Now Now::read() {
-  timespec ts{};
+  timespec ts{}, boot{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec};
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
+          static_cast<std::int64_t>(boot.tv_sec) * 1000000000 + boot.tv_nsec};
+}
+
+bool ended_on_request(int wait_status, bool step_signalled) {
+  if (step_signalled) return true;
+  if (!WIFSIGNALED(wait_status)) return false;
+  const int sig = WTERMSIG(wait_status);
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+}
+
+namespace {
+
+bool follower_signal(const Failure& f) {
+  return f.how == How::Signal && (f.code == SIGABRT || f.code == SIGPIPE);
+}
+
+}  // namespace
+
+std::size_t root_cause(const std::vector<const Failure*>& failures, std::int64_t simultaneous_ns) {
+  constexpr std::int64_t kSecond = 1000000000;
+  std::int64_t earliest = failures.front()->at_ns;
+  for (const Failure* f : failures) earliest = std::min(earliest, f->at_ns);
+  const auto consequence = [&](const Failure& f) {
+    if (!follower_signal(f)) return false;
+    for (const Failure* g : failures)
+      if (g != &f && !follower_signal(*g) && g->at_ns <= f.at_ns && f.at_ns - g->at_ns < kSecond)
+        return true;
+    return false;
+  };
+  const auto key = [&](const Failure& f) {
+    const bool now = f.at_ns - earliest <= simultaneous_ns;
+    const bool preferred = now && f.how == How::Signal && !follower_signal(f);
+    return std::make_tuple(consequence(f), !now, !preferred, f.at_ns, f.rank);
+  };
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < failures.size(); ++i)
+    if (key(*failures[i]) < key(*failures[best])) best = i;
+  return best;
 }
 
 std::string signal_name(int signal) {

@@ -26,11 +26,33 @@ void Judge::failed(const Failure& f, Now now) {
   for (const Failure& known : failures_)
     if (known.rank == f.rank && known.how == f.how) return;
   failures_.push_back(f);
+  first_reported(now);
+}
+
+void Judge::reported(unsigned node, const Failure& first, const FailureCounts& counts, Now now) {
+  if (decided_ || node == 0 || node >= nodes_.size()) return;
+  unsigned total = 0;
+  for (const auto& [how, n] : counts) total += n;
+  Report& r = reports_[node];
+  if (total < std::max(1u, r.total)) return;
+  r.first = first;
+  r.first.node = node;
+  r.counts = counts;
+  r.total = total;
+  first_reported(now);
+}
+
+void Judge::first_reported(Now now) {
   if (!first_report_) first_report_ = now.mono;
 }
 
 void Judge::done(unsigned node) {
   if (node < nodes_.size()) nodes_[node].done = true;
+}
+
+void Judge::discount(Ms gap) {
+  for (NodeState& n : nodes_)
+    if (n.heard) n.last += gap;
 }
 
 unsigned Judge::heard_count() const {
@@ -46,26 +68,20 @@ bool Judge::heard_all_done(Now now) const {
 }
 
 std::optional<Verdict> Judge::from_failures() {
-  const auto earliest = std::min_element(
-      failures_.begin(), failures_.end(),
-      [](const Failure& a, const Failure& b) { return a.at_ns < b.at_ns; })->at_ns;
-  // Failures this close are one event as far as the clocks can tell: a rank killed or crashed
-  // takes its peers down within milliseconds, and its death is seen (by its node's watch, on a
-  // busy CPU) a little late, while theirs are stamped when they raised. So among them a death
-  // by a signal is the cause; otherwise the earliest is.
-  const auto rank_of = [](const Failure& f) { return f.how == How::Signal ? 0 : 1; };
-  const auto first = std::min_element(
-      failures_.begin(), failures_.end(), [&](const Failure& a, const Failure& b) {
-        const bool a_now = a.at_ns - earliest <= config_.simultaneous_ns;
-        const bool b_now = b.at_ns - earliest <= config_.simultaneous_ns;
-        if (a_now != b_now) return a_now;
-        if (a_now && rank_of(a) != rank_of(b)) return rank_of(a) < rank_of(b);
-        return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : a.rank < b.rank;
-      });
+  std::vector<const Failure*> candidates;
+  for (const Failure& f : failures_) candidates.push_back(&f);
+  for (const auto& [node, r] : reports_) candidates.push_back(&r.first);
+  if (candidates.empty()) return std::nullopt;
+  const Failure* first = candidates[root_cause(candidates, config_.simultaneous_ns)];
   Verdict v;
   v.first = *first;
-  for (auto it = failures_.begin(); it != failures_.end(); ++it)
-    if (it != first) ++v.also[how_short(*it)];
+  for (const Failure& f : failures_)
+    if (&f != first) ++v.also[how_short(f)];
+  for (const auto& [node, r] : reports_)
+    for (const auto& [how, n] : r.counts) {
+      const unsigned others = &r.first == first && how == how_short(r.first) ? n - 1 : n;
+      if (others > 0) v.also[how] += others;
+    }
   return v;
 }
 

@@ -23,8 +23,8 @@ struct JudgeConfig {
   unsigned nodes = 1;     // nodes in the step; node 0 is the head's own
   Ms timeout{45000};      // a heard node silent this long has failed
   Ms settle{1000};        // after the first failure, how long to wait for earlier ones
-  // Failures this close in time count as simultaneous (from_failures says how they are ordered).
-  std::int64_t simultaneous_ns = 500000000;
+  // Failures this close in time count as simultaneous (root_cause() says how they are ordered).
+  std::int64_t simultaneous_ns = kSimultaneousNs;
 };
 
 struct Verdict {
@@ -42,14 +42,21 @@ class Judge {
 
   // Any valid datagram from a member node (its name and ranks when the datagram has them).
   void heard(unsigned node, const std::string& host, const std::string& ranks, Now now);
-  // A failed or frozen rank, from a member's report or the head's own node.
+  // A failed or frozen rank of the head's own node (or any node, in tests).
   void failed(const Failure& f, Now now);
+  // A member's report: its node's first failure and all its failed ranks so far, counted.
+  // Cumulative: a report with fewer failures than one already had (a late repeat) changes nothing.
+  void reported(unsigned node, const Failure& first, const FailureCounts& counts, Now now);
   // The node's ranks have all ended; its silence from now on means nothing.
   void done(unsigned node);
+  // The head's watch did not run for GAP (gap.hpp): nobody's silence during it counts.
+  void discount(Ms gap);
 
   // The verdict, once it is due; then never again.
   std::optional<Verdict> verdict(Now now);
   bool decided() const { return decided_; }
+  // The node said its ranks all ended.
+  bool is_done(unsigned node) const { return node < nodes_.size() && nodes_[node].done; }
   // A failure was reported and the verdict waits for the settle time.
   bool pending() const { return first_report_ && !decided_; }
   // Every member node heard so far has said its ranks all ended, or is silent past the time-out.
@@ -71,9 +78,17 @@ class Judge {
   std::optional<Verdict> from_failures();
   std::optional<Verdict> from_silence(Now now);
 
+  struct Report {
+    Failure first;
+    FailureCounts counts;
+    unsigned total = 0;
+  };
+  void first_reported(Now now);
+
   JudgeConfig config_;
   std::vector<NodeState> nodes_;
-  std::vector<Failure> failures_;
+  std::vector<Failure> failures_;       // one by one: the head's own node's
+  std::map<unsigned, Report> reports_;  // by node: what the members reported
   std::optional<Clock::time_point> first_report_;
   bool decided_ = false;
 };

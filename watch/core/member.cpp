@@ -4,7 +4,13 @@
 
 namespace ddp::watch {
 
-Member::Member(MemberConfig config, Now start) : config_(std::move(config)), next_beat_(start.mono) {}
+Member::Member(MemberConfig config, Now start)
+    : config_(std::move(config)), random_(config_.seed), next_beat_(start.mono) {}
+
+Ms Member::resend_delay() {
+  const auto spread = static_cast<unsigned>(config_.resend.count() / 4) + 1;
+  return config_.resend + Ms(random_() % spread);
+}
 
 void Member::set_ranks(std::string ranks) { config_.ranks = std::move(ranks); }
 
@@ -21,12 +27,41 @@ void Member::acked(std::uint64_t id) {
                  pending_.end());
 }
 
+void Member::discount(Ms gap) {
+  last_heard_ += gap;
+  for (Pending& p : pending_) p.first_sent += gap;
+}
+
 std::uint64_t Member::send_reliably(Datagram d, Now now) {
   d.node = config_.node;
   d.id = next_id_++;
-  // Sent at the next due(): first_sent counts from now, last_sent long ago.
+  // Sent at the next due(); first_sent counts from now.
   pending_.push_back({std::move(d), now.mono, Clock::time_point{}});
   return pending_.back().d.id;
+}
+
+std::uint64_t Member::report(const Failure& first, const FailureCounts& counts, Now now) {
+  if (ended_) return 0;
+  for (Pending& p : pending_)
+    if (p.d.type == Datagram::Type::Fail) {
+      p.d.failure = first;
+      p.d.counts = counts;
+      p.d.id = next_id_++;
+      p.next_send = Clock::time_point{};
+      return p.d.id;
+    }
+  Datagram d;
+  d.type = Datagram::Type::Fail;
+  d.failure = first;
+  d.counts = counts;
+  return send_reliably(std::move(d), now);
+}
+
+void Member::ended() {
+  ended_ = true;
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [](const Pending& p) { return p.d.type == Datagram::Type::Fail; }),
+                 pending_.end());
 }
 
 std::vector<Datagram> Member::due(Now now) {
@@ -44,16 +79,16 @@ std::vector<Datagram> Member::due(Now now) {
     next_beat_ = std::max(next_beat_ + every, now.mono);
   }
   for (Pending& p : pending_)
-    if (now.mono - p.last_sent >= config_.resend) {
+    if (now.mono >= p.next_send) {
       out.push_back(p.d);
-      p.last_sent = now.mono;
+      p.next_send = now.mono + resend_delay();
     }
   return out;
 }
 
 Member::Alarm Member::alarm(Now now) const {
   for (const Pending& p : pending_)
-    if (p.d.type == Datagram::Type::Fail && now.mono - p.first_sent >= config_.alone_after)
+    if (!ended_ && p.d.type == Datagram::Type::Fail && now.mono - p.first_sent >= config_.alone_after)
       return Alarm::Alone;
   if (head_heard_ && !head_gone_ && now.mono - last_heard_ > config_.timeout)
     return Alarm::HeadLost;
@@ -68,7 +103,7 @@ unsigned Member::head_silent_s(Now now) const {
 Clock::time_point Member::next_event(Now now) const {
   Clock::time_point next = next_beat_;
   for (const Pending& p : pending_) {
-    next = std::min(next, p.last_sent + config_.resend);
+    next = std::min(next, p.next_send);
     if (p.d.type == Datagram::Type::Fail) next = std::min(next, p.first_sent + config_.alone_after);
   }
   if (head_heard_ && !head_gone_) next = std::min(next, last_heard_ + config_.timeout + Ms(1));

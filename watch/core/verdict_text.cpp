@@ -25,7 +25,10 @@ std::vector<std::string> verdict_lines(const Verdict& v, const StepName& step) {
   if (f.how == How::Exit || f.how == How::Signal)
     head += ", the first of " + plural(step.world, "rank") + " to fail";
   head += "; ending the step";
-  if (f.how != How::Exit && f.how != How::Signal)
+  if (f.how == How::Hung && step.hung_timeout_s != 0)
+    head += " (failure watch time-out for state D " + std::to_string(step.hung_timeout_s) +
+            " s: --ddp-watch=SECONDS:D_SECONDS; the larger of 300 s and the time-out unless set)";
+  else if (f.how != How::Exit && f.how != How::Signal)
     head += " (failure watch time-out " + std::to_string(step.timeout_s) +
             " s: --ddp-watch, profile watch.timeout)";
   lines.push_back(head);

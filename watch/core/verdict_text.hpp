@@ -20,6 +20,7 @@ struct StepName {
   std::uint32_t step = 0;
   unsigned world = 1;      // ranks in the step
   unsigned timeout_s = 0;  // the watch's time-out, named in frozen and silent verdicts
+  unsigned hung_timeout_s = 0;  // the one for state D; 0: as timeout_s
 };
 
 std::vector<std::string> verdict_lines(const Verdict& v, const StepName& step);

@@ -1,5 +1,6 @@
 #include "watch_args.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -32,7 +33,7 @@ std::vector<std::string> to_argv(const WatchArgs& a) {
                                 "--host", a.host,                   "--world", std::to_string(a.world),
                                 "--head", a.head,                   "--port",  std::to_string(a.port),
                                 "--timeout", std::to_string(a.timeout)};
-  if (!a.error_dir.empty()) v.insert(v.end(), {"--error-dir", a.error_dir});
+  if (a.hung_timeout != 0) v.insert(v.end(), {"--hung-timeout", std::to_string(a.hung_timeout)});
   if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
   if (a.reply_fd >= 0) v.insert(v.end(), {"--reply-fd", std::to_string(a.reply_fd)});
   return v;
@@ -51,7 +52,8 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
       {"--port", [&](const std::string& v) { a.port = number("--port", v, 1, 65535); }},
       {"--timeout",
        [&](const std::string& v) { a.timeout = number("--timeout", v, kMinTimeout, kMaxTimeout); }},
-      {"--error-dir", [&](const std::string& v) { a.error_dir = printable("--error-dir", v); }},
+      {"--hung-timeout",
+       [&](const std::string& v) { a.hung_timeout = number("--hung-timeout", v, kMinTimeout, kMaxTimeout); }},
       {"--control-fd",
        [&](const std::string& v) { a.control_fd = static_cast<int>(number("--control-fd", v, 0, 65535)); }},
       {"--reply-fd",
@@ -70,6 +72,8 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
   return a;
 }
 
+unsigned default_hung_timeout(unsigned timeout) { return std::max(timeout, kMinHungTimeout); }
+
 bool valid_key(std::string_view key) {
   if (key.size() != kKeyHexDigits) return false;
   for (char c : key)
@@ -77,8 +81,8 @@ bool valid_key(std::string_view key) {
   return true;
 }
 
-std::string error_file(const std::string& dir, unsigned rank) {
-  return dir + "/rank-" + std::to_string(rank) + ".json";
-}
+std::string error_file_name(unsigned rank) { return "rank-" + std::to_string(rank) + ".json"; }
+
+std::string error_file(const std::string& dir, unsigned rank) { return dir + "/" + error_file_name(rank); }
 
 }  // namespace ddp::watch

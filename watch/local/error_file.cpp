@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "trusted_dir.hpp"
+#include "watch_args.hpp"
+
 namespace ddp::watch {
 namespace {
 
@@ -72,9 +75,9 @@ std::optional<ErrorRecord> parse_error_file(std::string_view text) {
   return r;
 }
 
-std::optional<ErrorRecord> read_error_file(const std::string& path) {
+std::optional<ErrorRecord> read_error_file(const std::string& path, int dir_fd) {
   // O_NONBLOCK: a FIFO put there must not hold the watch; fstat then refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  const int fd = ::openat(dir_fd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::string text;
@@ -93,6 +96,54 @@ std::optional<ErrorRecord> read_error_file(const std::string& path) {
   auto r = parse_error_file(text);
   if (r) r->at_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return r;
+}
+
+ErrorDir::~ErrorDir() {
+  if (fd_ >= 0) ::close(fd_);
+  if (parent_ >= 0) ::close(parent_);
+}
+
+bool ErrorDir::open() {
+  if (fd_ >= 0) return true;
+  if (!problem_.empty() || path_.empty() || path_.front() != '/') return false;
+  const auto slash = path_.rfind('/');
+  const std::string parent = slash == 0 ? "/" : path_.substr(0, slash);
+  const std::string name = path_.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") {
+    problem_ = path_ + " is not a directory's path";
+    return false;
+  }
+  if (parent_ < 0) {
+    plan::TrustedDir up = plan::open_trusted_dir(parent, ::geteuid(), false);
+    if (!up) {
+      problem_ = up.problem();
+      return false;
+    }
+    parent_ = ::dup(up.fd());
+    if (parent_ < 0) return false;
+  }
+  const int fd = ::openat(parent_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;  // not made yet: the next look may find it
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    ::close(fd);
+    problem_ = path_ + " is not a private directory of this user";
+    return false;
+  }
+  fd_ = fd;
+  return true;
+}
+
+std::optional<ErrorRecord> ErrorDir::read(unsigned rank) {
+  if (!open()) return std::nullopt;
+  return read_error_file(error_file_name(rank), fd_);
+}
+
+void ErrorDir::remove(const std::vector<unsigned>& ranks) {
+  if (!open()) return;
+  for (unsigned rank : ranks) (void)::unlinkat(fd_, error_file_name(rank).c_str(), 0);
+  const std::string name = path_.substr(path_.rfind('/') + 1);
+  (void)::unlinkat(parent_, name.c_str(), AT_REMOVEDIR);
 }
 
 }  // namespace ddp::watch

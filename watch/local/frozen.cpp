@@ -32,7 +32,8 @@ std::uint64_t io_bytes(const std::string& proc_root, long pid) {
 
 }  // namespace
 
-std::optional<How> FrozenClock::update(const TaskSample& s, Clock::time_point now, Ms timeout) {
+std::optional<How> FrozenClock::update(const TaskSample& s, Clock::time_point now, Ms timeout,
+                                       Ms hung_timeout) {
   const bool frozen_state = s.state == 'T' || s.state == 'D';
   // A new state, or progress while in D, starts the clock again.
   if (!running_ || s.state != state_ || (s.state == 'D' && (s.ticks != ticks_ || s.io_bytes != io_))) {
@@ -43,7 +44,7 @@ std::optional<How> FrozenClock::update(const TaskSample& s, Clock::time_point no
     since_ = now;
     return std::nullopt;
   }
-  if (!frozen_state || now - since_ < timeout) return std::nullopt;
+  if (!frozen_state || now - since_ < (s.state == 'D' ? hung_timeout : timeout)) return std::nullopt;
   return s.state == 'T' ? How::Stopped : How::Hung;
 }
 

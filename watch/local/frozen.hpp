@@ -1,6 +1,6 @@
 // Whether a rank that has not ended is frozen, from what /proc shows of it: stopped (state T) for
-// the whole time-out, or in uninterruptible sleep (state D) for the whole time-out without using
-// CPU time or doing I/O. A rank that waits (state S: a barrier, a collective, a slow peer) or
+// the whole time-out, or in uninterruptible sleep (state D) without using CPU time or doing I/O
+// for the longer D time-out (watch_args.hpp: a file system's failover is not a hang). A rank that waits (state S: a barrier, a collective, a slow peer) or
 // works (R, or D with progress: a long checkpoint write) is never frozen, however long it takes;
 // a rank under a debugger (state t) is being looked at, not frozen.
 #pragma once
@@ -20,10 +20,14 @@ struct TaskSample {
 
 class FrozenClock {
  public:
-  // Stopped or Hung once the state has held for `timeout` (and keeps saying so); else nullopt.
-  std::optional<How> update(const TaskSample& s, Clock::time_point now, Ms timeout);
+  // Stopped once state T has held for `timeout`, Hung once state D without progress has held
+  // for `hung_timeout` (and keeps saying so); else nullopt.
+  std::optional<How> update(const TaskSample& s, Clock::time_point now, Ms timeout, Ms hung_timeout);
   // Seconds since the state began (for the message).
   unsigned seconds(Clock::time_point now) const;
+  // The watch did not run for GAP (gap.hpp): a stop or a hang during it does not count (the job
+  // was suspended, and its ranks with it).
+  void discount(Ms gap) { since_ += gap; }
 
  private:
   char state_ = 'R';

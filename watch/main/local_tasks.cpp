@@ -53,18 +53,22 @@ const LocalTask* LocalTasks::ended(const monitor::ControlMessage& line) {
   return nullptr;
 }
 
-std::vector<FrozenTask> LocalTasks::frozen(Clock::time_point now, Ms timeout) {
+std::vector<FrozenTask> LocalTasks::frozen(Clock::time_point now, Ms timeout, Ms hung_timeout) {
   std::vector<FrozenTask> out;
   for (LocalTask& t : tasks_) {
     if (t.ended || t.frozen_said) continue;
     const auto sample = sample_task(proc_, t.pid);
     if (!sample) continue;
-    if (const auto how = t.clock.update(*sample, now, timeout)) {
+    if (const auto how = t.clock.update(*sample, now, timeout, hung_timeout)) {
       t.frozen_said = true;
       out.push_back({t.global, *how, t.clock.seconds(now)});
     }
   }
   return out;
+}
+
+void LocalTasks::discount(Ms gap) {
+  for (LocalTask& t : tasks_) t.clock.discount(gap);
 }
 
 bool LocalTasks::send(LocalTask& t, int sig) {

@@ -44,8 +44,10 @@ class LocalTasks {
   void forked(const monitor::ControlMessage& line);
   // The task that ended, or nullptr for one never reported as forked.
   const LocalTask* ended(const monitor::ControlMessage& line);
-  // Ranks frozen for the time-out, each said once.
-  std::vector<FrozenTask> frozen(Clock::time_point now, Ms timeout);
+  // Ranks frozen for the time-out (state D: hung_timeout), each said once.
+  std::vector<FrozenTask> frozen(Clock::time_point now, Ms timeout, Ms hung_timeout);
+  // The watch did not run for GAP: no task's stop or hang during it counts.
+  void discount(Ms gap);
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).
   void signal_running(int sig);
   bool any_running() const;

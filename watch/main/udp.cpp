@@ -77,9 +77,20 @@ std::optional<std::string> Udp::aim(const std::string& host, unsigned port) {
   const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) return "cannot resolve " + host + ": " + ::gai_strerror(rc);
   std::optional<std::string> why = std::string("no address for ") + host;
+  // Each address in turn, until one takes: connected, the socket hears only the head's address
+  // (the kernel drops datagrams from anywhere else), and a refused port shows as an error.
   for (addrinfo* a = found; a; a = a->ai_next) {
-    fd_ = open_socket(a->ai_family);
-    if (fd_ < 0) continue;
+    const int fd = open_socket(a->ai_family);
+    if (fd < 0) {
+      why = std::string("socket: ") + std::strerror(errno);
+      continue;
+    }
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      why = "connect to " + host + ": " + std::strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    fd_ = fd;
     std::memcpy(&head_.addr, a->ai_addr, a->ai_addrlen);
     head_.len = a->ai_addrlen;
     why.reset();
@@ -89,6 +100,11 @@ std::optional<std::string> Udp::aim(const std::string& host, unsigned port) {
   return why;
 }
 
+void Udp::send_to_head(std::string_view bytes) const {
+  if (fd_ < 0 || head_.len == 0) return;
+  (void)::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 void Udp::send(const Address& to, const std::string& bytes) const {
   if (fd_ < 0 || to.len == 0) return;
   // A full queue or an unreachable peer loses this datagram; the protocol sends again.
@@ -96,18 +112,18 @@ void Udp::send(const Address& to, const std::string& bytes) const {
                  reinterpret_cast<const sockaddr*>(&to.addr), to.len);
 }
 
-std::optional<std::string> Udp::receive(Address& from) const {
+std::optional<std::size_t> Udp::receive(char* buf, std::size_t size, Address& from) const {
   if (fd_ < 0) return std::nullopt;
-  char buf[kMaxDatagram + 1];
   for (;;) {
     from.len = sizeof from.addr;
-    const ssize_t n = ::recvfrom(fd_, buf, sizeof buf, MSG_DONTWAIT,
+    const ssize_t n = ::recvfrom(fd_, buf, size, MSG_DONTWAIT | MSG_TRUNC,
                                  reinterpret_cast<sockaddr*>(&from.addr), &from.len);
     if (n < 0 && errno == EINTR) continue;
     // ECONNREFUSED and the like: an earlier send found nobody; the next one may not.
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) continue;
     if (n < 0) return std::nullopt;
-    return std::string(buf, static_cast<std::size_t>(n));
+    // MSG_TRUNC: the datagram's real size, so that a longer one is refused, never read cut.
+    return static_cast<std::size_t>(n);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "end_signals.hpp"
 #include "helper_main.hpp"
 #include "watch_args.hpp"
 #include "watch_node.hpp"
@@ -20,10 +21,11 @@ namespace {
 const char* const kUsage =
     "usage: ddp-watch --job ID --step ID --node I --nodes N --host NAME --world RANKS\n"
     "                 --head MASTER_ADDR --port MASTER_PORT [--timeout SECONDS]\n"
-    "                 [--error-dir DIR] [--control-fd FD] [--reply-fd FD]\n"
+    "                 [--hung-timeout SECONDS] [--control-fd FD] [--reply-fd FD]\n"
     "The failure watch of one node of a DDP step, started by spank_ddp (see spank-ddp(8),\n"
     "--ddp-watch): ends the step when a rank fails, freezes, or its node is lost, and says once\n"
-    "which rank failed first and why. The step's key comes in DDP_WATCH_KEY.\n";
+    "which rank failed first and why. The step's key comes in DDP_WATCH_KEY, the directory of\n"
+    "the ranks' error files in DDP_WATCH_ERROR_DIR.\n";
 
 }  // namespace
 
@@ -34,8 +36,12 @@ int main(int argc, char** argv) {
     const char* key = std::getenv(ddp::watch::kKeyVariable);
     std::string secret = key ? key : "";
     (void)::unsetenv(ddp::watch::kKeyVariable);
+    if (const char* dir = std::getenv(ddp::watch::kErrorDirVariable)) parsed.error_dir = dir;
+    (void)::unsetenv(ddp::watch::kErrorDirVariable);
     // The child that asks Slurm to end the step is never waited for.
     (void)::signal(SIGCHLD, SIG_IGN);
+    // The terminal's and Slurm's signals to the step do not end the watch (end_signals.hpp).
+    ddp::watch::catch_end_signals();
     return ddp::watch::WatchNode(parsed, std::move(secret), STDERR_FILENO).run();
   });
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "end_signals.hpp"
 #include "error_file.hpp"
 #include "parse.hpp"
 #include "slurm_end_step.hpp"
@@ -20,23 +21,30 @@ namespace {
 
 constexpr const char* kPrefix = "spank_ddp: ";
 
+// The loop wakes at least this often, so that a gap (gap.hpp) shows.
+constexpr Ms kLongestSleep{1000};
+
 Ms clamp_ms(Ms v, Ms lo, Ms hi) { return std::min(std::max(v, lo), hi); }
 
 int timeout_ms(Clock::time_point wake, Clock::time_point now) {
-  if (wake == Clock::time_point::max()) return 1000;
+  if (wake == Clock::time_point::max()) return static_cast<int>(kLongestSleep.count());
   const auto ms = std::chrono::duration_cast<Ms>(wake - now).count() + 1;
-  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+  return static_cast<int>(std::clamp<long long>(ms, 0, kLongestSleep.count()));
 }
 
 }  // namespace
 
 WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTimes times)
     : args_(args),
-      key_(std::move(key)),
+      wire_(key, args.node, args.nodes),
+      error_dir_(args.error_dir),
       out_fd_(out_fd),
       times_(times),
       timeout_(Ms(std::int64_t{args.timeout} * 1000)),
-      every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))) {
+      hung_timeout_(Ms(std::int64_t{args.hung_timeout ? args.hung_timeout
+                                                      : default_hung_timeout(args.timeout)} * 1000)),
+      every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))),
+      gaps_(kLongestSleep) {
   const Now now = Now::read();
   started_ = now.mono;
   next_look_ = now.mono + every_;
@@ -56,11 +64,12 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
     // Each node its own phase, so that a large step's beats spread over the interval.
     std::minstd_rand random(static_cast<unsigned>(args_.node * 2654435761u) ^ static_cast<unsigned>(::getpid()));
     c.phase = Ms(random() % static_cast<unsigned>(every_.count()));
+    c.seed = static_cast<unsigned>(random());
     member_.emplace(c, now);
   }
   // Without the step's key (an srun without the plugin made the step) there is no network: each
   // node then ends the step through Slurm by itself.
-  if (!valid_key(key_) || args_.nodes == 1) return;
+  if (!wire_.keyed() || args_.nodes == 1) return;
   if (head()) {
     if (const auto why = udp_.listen(args_.port))
       say({"warning: the failure watch cannot listen on UDP port " + std::to_string(args_.port) +
@@ -76,6 +85,11 @@ void WatchNode::say(const std::vector<std::string>& lines) const {
   std::string text;
   for (const auto& l : lines) text += kPrefix + l + "\n";
   (void)!::write(out_fd_, text.data(), text.size());
+}
+
+StepName WatchNode::step_name() const {
+  return {args_.job, args_.step, args_.world, args_.timeout,
+          static_cast<unsigned>(hung_timeout_.count() / 1000)};
 }
 
 std::string WatchNode::my_ranks() const { return plan::format_index_list(tasks_.ranks()); }
@@ -119,6 +133,8 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
   if (ending_) return;
   const int status = line.status;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;  // a rank may finish before others
+  // Slurm's SIGTERM (scancel, a time limit) or a terminal's: Slurm is ending the step.
+  if (ended_on_request(status, end_requested())) return;
   Failure f;
   f.rank = t.global;
   f.node = args_.node;
@@ -133,7 +149,7 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
   // When it died, if the watch saw it (slurmstepd's line comes after the reaping and its hooks).
   f.at_ns = t.gone_ns > 0 ? std::min(t.gone_ns, line.wall_ns) : line.wall_ns;
   if (!args_.error_dir.empty())
-    if (const auto record = read_error_file(error_file(args_.error_dir, t.global))) {
+    if (const auto record = error_dir_.read(t.global)) {
       f.error = record->error;
       f.where = record->where;
       // When it raised, which is before it ended (and before the others lost it).
@@ -149,19 +165,34 @@ void WatchNode::failed_here(Failure f, Now now) {
     return;
   }
   if (!network_ || member_->head_gone()) return act_alone(now);
-  Datagram d;
-  d.type = Datagram::Type::Fail;
-  d.failure = std::move(f);
-  (void)member_->send_reliably(d, now);
+  // One message for the node, however many of its ranks fail: its first, and the rest counted.
+  std::vector<const Failure*> all;
+  FailureCounts counts;
+  for (const Failure& x : failures_here_) {
+    all.push_back(&x);
+    ++counts[how_short(x)];
+  }
+  (void)member_->report(*all[root_cause(all, kSimultaneousNs)], counts, now);
 }
 
 void WatchNode::read_network(Now now) {
   Address from;
-  // Bounded per round, so that a flood cannot starve the control channel.
-  for (int i = 0; i < 512; ++i) {
-    const auto bytes = udp_.receive(from);
-    if (!bytes) return;
-    const auto d = decode(*bytes, key_);
+  char buf[kMaxDatagram + 1];
+  // A flood costs little: each datagram is read into this buffer and its MAC checked before
+  // anything is allocated or parsed; and at most kPerRound per round and kPerSecond per second
+  // are looked at (the kernel drops the rest of a flood, and the protocol sends again), so that
+  // neither the control channel nor the CPU starves.
+  constexpr int kPerRound = 512;
+  constexpr int kPerSecond = 20000;
+  if (now.mono - budget_since_ >= Ms(1000)) {
+    budget_since_ = now.mono;
+    budget_left_ = kPerSecond;
+  }
+  for (int i = 0; i < kPerRound && budget_left_ > 0; ++i, --budget_left_) {
+    const auto size = udp_.receive(buf, sizeof buf, from);
+    if (!size) return;
+    if (*size > kMaxDatagram) continue;
+    const auto d = wire_.open(std::string_view(buf, *size));
     if (!d) continue;
     if (head())
       on_head_datagram(*d, from, now);
@@ -170,7 +201,9 @@ void WatchNode::read_network(Now now) {
   }
 }
 
-void WatchNode::reply(const Address& to, Datagram d) const { udp_.send(to, encode(d, key_)); }
+void WatchNode::reply(const Address& to, unsigned node, const Datagram& d) {
+  udp_.send(to, wire_.seal(d, node));
+}
 
 void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now) {
   if (d.node == 0 || d.node >= args_.nodes) return;
@@ -184,7 +217,7 @@ void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now
       answer.ranks = my_ranks();
       break;
     case Datagram::Type::Fail:
-      judge_->failed(d.failure, now);
+      judge_->reported(d.node, d.failure, d.counts, now);
       answer.type = Datagram::Type::Ack;
       answer.id = d.id;
       break;
@@ -193,15 +226,18 @@ void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now
       answer.type = Datagram::Type::Ack;
       answer.id = d.id;
       break;
+    case Datagram::Type::Ack:  // of the head's bye
+      if (d.node < bye_acked_.size()) bye_acked_[d.node] = true;
+      return;
     default:
       return;
   }
-  reply(from, answer);
+  reply(from, d.node, answer);
   // A member that missed the end hears it with every answer.
   if (judge_->decided()) {
     Datagram end;
     end.type = Datagram::Type::End;
-    reply(from, end);
+    reply(from, d.node, end);
   }
 }
 
@@ -216,21 +252,52 @@ void WatchNode::on_member_datagram(const Datagram& d, Now now) {
       member_->acked(d.id);
       break;
     case Datagram::Type::End:
+      member_->ended();
       end_tasks(now);
       break;
-    case Datagram::Type::Bye:
+    case Datagram::Type::Bye: {
       member_->head_bye();
+      Datagram ack;
+      ack.type = Datagram::Type::Ack;
+      ack.node = args_.node;
+      udp_.send_to_head(wire_.seal(ack, 0));
+    }
       break;
     default:
       break;
   }
 }
 
+// Until every member still running has acknowledged it, or kByeRounds times: a member that
+// missed it would take the head's silence for its loss.
+void WatchNode::say_bye() {
+  constexpr int kByeRounds = 6;
+  constexpr int kByeWaitMs = 100;
+  bye_acked_.assign(members_.size(), false);
+  for (int round = 0; round < kByeRounds; ++round) {
+    Datagram bye;
+    bye.type = Datagram::Type::Bye;
+    bool all = true;
+    for (unsigned node = 1; node < members_.size(); ++node)
+      if (members_[node].len != 0 && !bye_acked_[node] && !judge_->is_done(node)) {
+        reply(members_[node], node, bye);
+        all = false;
+      }
+    if (all) return;
+    pollfd p{udp_.fd(), POLLIN, 0};
+    const auto until = Clock::now() + Ms(kByeWaitMs);
+    for (auto now = Clock::now(); now < until; now = Clock::now()) {
+      const auto left = std::chrono::duration_cast<Ms>(until - now).count();
+      if (::poll(&p, 1, static_cast<int>(left) + 1) > 0) read_network(Now::read());
+    }
+  }
+}
+
 void WatchNode::broadcast(Datagram::Type type) {
   Datagram d;
   d.type = type;
-  for (const Address& a : members_)
-    if (a.len != 0) reply(a, d);
+  for (unsigned node = 1; node < members_.size(); ++node)
+    if (members_[node].len != 0) reply(members_[node], node, d);
 }
 
 void WatchNode::end_tasks(Now now) {
@@ -241,13 +308,15 @@ void WatchNode::end_tasks(Now now) {
 }
 
 void WatchNode::act(const Verdict& v, Now now) {
-  StepName step{args_.job, args_.step, args_.world, args_.timeout};
-  say(verdict_lines(v, step));
+  say(verdict_lines(v, step_name()));
   verdict_said_ = true;
   end_tasks(now);
   if (network_) {
     broadcast(Datagram::Type::End);
-    broadcast(Datagram::Type::End);
+    // Once more a little later, for the ones that lost it, rather than twice at once (a thousand
+    // members answer each beat with an end anyway).
+    std::minstd_rand random(static_cast<unsigned>(now.wall_ns));
+    end_again_at_ = now.mono + Ms(100 + random() % 200);
   }
   // A node that cannot be reached, or whose watch never spoke, is ended by Slurm.
   if (args_.nodes > 1 && (v.unreachable || !network_ || judge_->heard_count() < args_.nodes))
@@ -268,7 +337,7 @@ void WatchNode::act_alone(Now now) {
   }
   if (auto v = local.verdict(now)) {
     v->first.node = args_.node;
-    say(verdict_lines(*v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+    say(verdict_lines(*v, step_name()));
   }
   verdict_said_ = true;
   end_tasks(now);
@@ -278,8 +347,8 @@ void WatchNode::act_alone(Now now) {
 void WatchNode::tick(Now now) {
   if (now.mono >= next_look_) {
     next_look_ = now.mono + every_;
-    if (!ending_)
-      for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_)) {
+    if (!ending_ && !end_requested())
+      for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_, hung_timeout_)) {
         Failure f;
         f.how = ft.how;
         f.rank = ft.global;
@@ -290,12 +359,17 @@ void WatchNode::tick(Now now) {
         failed_here(std::move(f), now);
       }
   }
-  if (ending_ && !killed_ && now.mono >= kill_at_) {
+  // Once Slurm ends the step, its KillWait says when SIGKILL comes, not the watch's grace.
+  if (ending_ && !killed_ && now.mono >= kill_at_ && !end_requested()) {
     killed_ = true;
     tasks_.signal_running(SIGKILL);
   }
   if (judge_) {
     if (const auto v = judge_->verdict(now)) act(*v, now);
+    if (end_again_at_ && now.mono >= *end_again_at_) {
+      end_again_at_.reset();
+      broadcast(Datagram::Type::End);
+    }
     if (network_ && !never_heard_said_ && now.mono - started_ > timeout_ &&
         judge_->heard_count() < args_.nodes && !stepd_gone_) {
       never_heard_said_ = true;
@@ -310,7 +384,7 @@ void WatchNode::tick(Now now) {
   if (!network_) return;
   for (Datagram& d : member_->due(now)) {
     d.node = args_.node;
-    udp_.send(udp_.head(), encode(d, key_));
+    udp_.send_to_head(wire_.seal(d, 0));
   }
   switch (member_->alarm(now)) {
     case Member::Alarm::None:
@@ -330,7 +404,7 @@ void WatchNode::tick(Now now) {
         v.first.ranks = head_ranks_;
         v.first.seconds = member_->head_silent_s(now);
         v.unreachable = true;
-        say(verdict_lines(v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+        say(verdict_lines(v, step_name()));
         verdict_said_ = true;
         end_step_through_slurm(args_.job, args_.step);
       }
@@ -350,23 +424,35 @@ bool WatchNode::may_leave(Now now) const {
 
 Clock::time_point WatchNode::next_wake(Now now) const {
   Clock::time_point wake = next_look_;
-  if (ending_ && !killed_) wake = std::min(wake, kill_at_);
+  if (ending_ && !killed_ && !end_requested()) wake = std::min(wake, kill_at_);
   if (judge_) wake = std::min(wake, judge_->next_check(now));
+  if (end_again_at_) wake = std::min(wake, *end_again_at_);
+  if (network_ && budget_left_ <= 0) wake = std::min(wake, budget_since_ + Ms(1000));
   if (member_ && network_) wake = std::min(wake, member_->next_event(now));
   if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
   return wake;
 }
 
+// Suspended with the job, or the node: the time away is nobody's silence (gap.hpp).
+void WatchNode::discount(Ms gap) {
+  if (gap <= Ms(0)) return;
+  started_ += gap;
+  tasks_.discount(gap);
+  if (judge_) judge_->discount(gap);
+  if (member_) member_->discount(gap);
+}
+
 int WatchNode::run() {
   for (;;) {
     Now now = Now::read();
+    discount(gaps_.update(now));
     read_control(now);
     if (network_) read_network(now);
     tick(now);
     if (may_leave(now)) break;
     std::vector<pollfd> fds;
     if (!stepd_gone_ && args_.control_fd >= 0) fds.push_back({args_.control_fd, POLLIN, 0});
-    if (network_) fds.push_back({udp_.fd(), POLLIN, 0});
+    if (network_ && budget_left_ > 0) fds.push_back({udp_.fd(), POLLIN, 0});
     const std::size_t first_task = fds.size();
     std::vector<int> pidfds;
     tasks_.pidfds(pidfds);
@@ -378,16 +464,9 @@ int WatchNode::run() {
     }
   }
   // Leaving normally: the members stop watching a head whose ranks are done.
-  if (judge_ && network_ && !judge_->decided()) {
-    broadcast(Datagram::Type::Bye);
-    broadcast(Datagram::Type::Bye);
-  }
-  // The node's error files were read when their ranks failed; the step's directory goes with the
-  // last node that shares it.
-  if (!args_.error_dir.empty()) {
-    for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
-    (void)::rmdir(args_.error_dir.c_str());
-  }
+  if (judge_ && network_ && !judge_->decided()) say_bye();
+  // The node's error files were read when their ranks failed; the node's directory goes now.
+  if (!args_.error_dir.empty()) error_dir_.remove(tasks_.ranks());
   if (args_.reply_fd >= 0)
     (void)!::write(args_.reply_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
   return 0;

@@ -11,10 +11,13 @@
 #include <vector>
 
 #include "control.hpp"
+#include "error_file.hpp"
+#include "gap.hpp"
 #include "judge.hpp"
 #include "local_tasks.hpp"
 #include "member.hpp"
 #include "udp.hpp"
+#include "verdict_text.hpp"
 #include "watch_args.hpp"
 
 namespace ddp::watch {
@@ -40,22 +43,28 @@ class WatchNode {
   void on_head_datagram(const Datagram& d, const Address& from, Now now);
   void on_member_datagram(const Datagram& d, Now now);
   void tick(Now now);
+  void discount(Ms gap);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);
   void end_tasks(Now now);
   void broadcast(Datagram::Type type);
-  void reply(const Address& to, Datagram d) const;
+  void say_bye();
+  void reply(const Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
   std::string my_ranks() const;
+  StepName step_name() const;
 
   WatchArgs args_;
-  std::string key_;
+  Wire wire_;  // the step's key: seals and opens the datagrams
+  ErrorDir error_dir_;
   int out_fd_;
   WatchTimes times_;
   Ms timeout_;
+  Ms hung_timeout_;  // state D
   Ms every_;  // between beats and between looks at /proc
+  GapDetector gaps_;
 
   LocalTasks tasks_;
   monitor::LineBuffer control_in_;
@@ -78,6 +87,10 @@ class WatchNode {
   Clock::time_point next_look_{};
   Clock::time_point started_{};
   bool never_heard_said_ = false;
+  std::optional<Clock::time_point> end_again_at_;  // head: when the end is broadcast again
+  std::vector<bool> bye_acked_;  // head, leaving: which members acknowledged its bye
+  Clock::time_point budget_since_{};  // datagrams looked at this second: see read_network()
+  int budget_left_ = 0;
 };
 
 }  // namespace ddp::watch

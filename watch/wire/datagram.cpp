@@ -1,5 +1,6 @@
 #include "datagram.hpp"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace ddp::watch {
@@ -7,11 +8,16 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
+constexpr std::size_t kMaxBody = kMaxDatagram - kSealHeader - kSealTag;
+constexpr char kMagic[4] = {'D', 'D', 'P', 'W'};
+constexpr unsigned char kSealVersion = 1;
 constexpr std::size_t kMaxHost = 64;
 constexpr std::size_t kMaxRanks = 96;
 constexpr std::size_t kMaxWhere = 240;
 constexpr std::size_t kMaxError = 480;
+constexpr std::size_t kMaxCounts = 8;
+constexpr std::size_t kMaxHow = 40;
 
 const char* type_name(Datagram::Type t) {
   switch (t) {
@@ -58,14 +64,6 @@ json failure_json(const Failure& f, std::size_t max_error) {
           {"err", cut(f.error, max_error)}, {"where", cut(f.where, kMaxWhere)}};
 }
 
-// Constant time, so that a stranger cannot find the key a byte at a time.
-bool same_key(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 template <class T>
 bool get(const json& j, const char* name, T& out) {
   const auto it = j.find(name);
@@ -78,16 +76,37 @@ bool get(const json& j, const char* name, T& out) {
   }
 }
 
+void put32(char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+void put64(char* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+std::uint64_t get_le(const char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
 }  // namespace
 
-std::string encode(const Datagram& d, std::string_view key) {
-  json j = {{"v", kVersion}, {"k", std::string(key)}, {"t", type_name(d.type)}, {"n", d.node}};
+std::string encode_body(const Datagram& d) {
+  json j = {{"v", kVersion}, {"t", type_name(d.type)}, {"n", d.node}};
   switch (d.type) {
     case Datagram::Type::Beat:
       if (!d.host.empty()) j["h"] = cut(d.host, kMaxHost);
       if (!d.ranks.empty()) j["r"] = cut(d.ranks, kMaxRanks);
       break;
-    case Datagram::Type::Fail:
+    case Datagram::Type::Fail: {
+      // A few kinds at most in practice; a bounded number whatever comes.
+      json counts = json::object();
+      for (const auto& [how, n] : d.counts)
+        if (counts.size() < kMaxCounts) counts[cut(how, kMaxHow)] = n;
+      j["c"] = std::move(counts);
+    }
+      [[fallthrough]];
     case Datagram::Type::Done:
     case Datagram::Type::Ack:
       j["id"] = d.id;
@@ -100,18 +119,17 @@ std::string encode(const Datagram& d, std::string_view key) {
   for (std::size_t max_error = kMaxError;; max_error /= 2) {
     if (d.type == Datagram::Type::Fail) j["f"] = failure_json(d.failure, max_error);
     std::string out = j.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (out.size() <= kMaxDatagram || max_error == 0) return out;
+    if (out.size() <= kMaxBody || max_error == 0) return out;
   }
 }
 
-std::optional<Datagram> decode(std::string_view bytes, std::string_view key) {
-  if (bytes.size() > kMaxDatagram || bytes.empty() || bytes.front() != '{') return std::nullopt;
+std::optional<Datagram> decode_body(std::string_view bytes) {
+  if (bytes.size() > kMaxBody || bytes.empty() || bytes.front() != '{') return std::nullopt;
   const json j = json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   int version = 0;
-  std::string k, t;
-  if (!get(j, "v", version) || version != kVersion || !get(j, "k", k) || !same_key(k, key) ||
-      !get(j, "t", t))
+  std::string t;
+  if (!get(j, "v", version) || version != kVersion || !get(j, "t", t))
     return std::nullopt;
   const auto type = type_of(t);
   if (!type) return std::nullopt;
@@ -133,12 +151,71 @@ std::optional<Datagram> decode(std::string_view bytes, std::string_view key) {
         !get(*f, "node", x.node) || !get(*f, "code", x.code) || !get(*f, "at", x.at_ns))
       return std::nullopt;
     x.how = *how_of(how);
+    if (const auto c = j.find("c"); c != j.end() && c->is_object() && c->size() <= kMaxCounts)
+      for (auto it = c->begin(); it != c->end(); ++it)
+        if (it->is_number_unsigned()) d.counts[it.key()] = it->get<unsigned>();
     (void)get(*f, "host", x.host);
     (void)get(*f, "ranks", x.ranks);
     (void)get(*f, "s", x.seconds);
     (void)get(*f, "err", x.error);
     (void)get(*f, "where", x.where);
   }
+  return d;
+}
+
+std::optional<SipKey> key_bytes(std::string_view hex) {
+  if (!valid_key(hex) || hex.size() != 2 * sizeof(SipKey)) return std::nullopt;
+  SipKey k{};
+  for (std::size_t i = 0; i < k.size(); ++i)
+    k[i] = static_cast<std::uint8_t>(hex_digit(hex[2 * i]) << 4 | hex_digit(hex[2 * i + 1]));
+  return k;
+}
+
+Wire::Wire(std::string_view key_hex, unsigned me, unsigned nodes)
+    : key_(key_bytes(key_hex)), me_(me), nodes_(nodes), last_(me == 0 ? nodes : 1, 0) {}
+
+std::string Wire::seal(const Datagram& d, unsigned to) {
+  if (!key_) return {};
+  const std::string body = encode_body(d);
+  std::string out(kSealHeader + body.size() + kSealTag, '\0');
+  std::memcpy(out.data(), kMagic, sizeof kMagic);
+  out[4] = static_cast<char>(kSealVersion);
+  put32(out.data() + 8, me_);
+  put32(out.data() + 12, to);
+  put64(out.data() + 16, ++counter_);
+  std::memcpy(out.data() + kSealHeader, body.data(), body.size());
+  const Tag128 tag = siphash24_128(*key_, out.data(), kSealHeader + body.size());
+  std::memcpy(out.data() + kSealHeader + body.size(), tag.data(), tag.size());
+  return out;
+}
+
+bool Wire::authentic(std::string_view bytes, unsigned* from_out, std::uint64_t* counter_out) const {
+  if (!key_ || bytes.size() < kSealHeader + 2 + kSealTag || bytes.size() > kMaxDatagram) return false;
+  const char* p = bytes.data();
+  if (std::memcmp(p, kMagic, sizeof kMagic) != 0 || static_cast<unsigned char>(p[4]) != kSealVersion)
+    return false;
+  const auto from = static_cast<std::uint32_t>(get_le(p + 8, 4));
+  const auto to = static_cast<std::uint32_t>(get_le(p + 12, 4));
+  if (to != me_ || from >= nodes_ || from == me_ || (me_ != 0 && from != 0)) return false;
+  const std::size_t signed_size = bytes.size() - kSealTag;
+  const Tag128 tag = siphash24_128(*key_, p, signed_size);
+  if (!same_tag(tag.data(), reinterpret_cast<const std::uint8_t*>(p + signed_size), kSealTag))
+    return false;
+  if (from_out) *from_out = from;
+  if (counter_out) *counter_out = get_le(p + 16, 8);
+  return true;
+}
+
+std::optional<Datagram> Wire::open(std::string_view bytes) {
+  unsigned from = 0;
+  std::uint64_t counter = 0;
+  if (!authentic(bytes, &from, &counter)) return std::nullopt;
+  std::uint64_t& last = last_[me_ == 0 ? from : 0];
+  if (counter <= last) return std::nullopt;
+  auto d = decode_body(bytes.substr(kSealHeader, bytes.size() - kSealHeader - kSealTag));
+  if (!d) return std::nullopt;
+  last = counter;
+  d->node = from;
   return d;
 }
 

@@ -52,16 +52,22 @@ MonitorRequest parse_monitor(std::string_view value) {
 
 WatchRequest parse_watch(std::string_view value) {
   if (value.empty()) return {};
-  if (value == "off") return {false, std::nullopt};
+  if (value == "off") return {false, std::nullopt, std::nullopt};
+  const auto seconds = [&](std::string_view text) {
+    return static_cast<unsigned>(
+        parse_unsigned(opt(kOptWatch), text, watch::kMinTimeout, watch::kMaxTimeout));
+  };
   try {
-    return {true, static_cast<unsigned>(parse_unsigned(opt(kOptWatch), value, watch::kMinTimeout,
-                                                       watch::kMaxTimeout))};
+    const auto colon = value.find(':');
+    if (colon == std::string_view::npos) return {true, seconds(value), std::nullopt};
+    return {true, seconds(value.substr(0, colon)), seconds(value.substr(colon + 1))};
   } catch (const PlanError&) {
     throw PlanError(opt(kOptWatch) + "=" + quoted(value) +
                     " is not a time-out; allowed: " + std::to_string(watch::kMinTimeout) + ".." +
                     std::to_string(watch::kMaxTimeout) +
-                    " seconds (how long a rank may stay frozen or a node silent), or off (no "
-                    "failure watch: a failed rank no longer ends the step)");
+                    " seconds (how long a rank may stay frozen or a node silent), optionally "
+                    ":SECONDS for a rank in state D (default: the larger of 300 and the first), "
+                    "or off (no failure watch: a failed rank no longer ends the step)");
   }
 }
 

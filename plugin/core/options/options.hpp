@@ -22,10 +22,12 @@ struct MonitorRequest {
   std::optional<unsigned> interval;  // seconds; unset: the profile's, else the default
 };
 
-// --ddp-watch[=SECONDS|off]: the failure watch (watch/): on by default for every DDP step.
+// --ddp-watch[=SECONDS[:D_SECONDS]|off]: the failure watch (watch/): on by default for every DDP
+// step.
 struct WatchRequest {
   bool on = true;                   // off: no watch, not even when the profile has one
   std::optional<unsigned> timeout;  // seconds; unset: the profile's, else the default
+  std::optional<unsigned> hung_timeout;  // for state D; unset: watch::default_hung_timeout()
 };
 
 // The user's options. Every field stays unset until the user gives it, so the planner can tell

@@ -27,10 +27,15 @@ std::optional<WatchPlan> plan_watch(const UserOptions& options, const ResolvedPr
   plan.timeout = options.watch && options.watch->timeout
                      ? *options.watch->timeout
                      : site.timeout.value_or(watch::kDefaultTimeout);
-  // Private to the step: the name holds srun's nonce, so nobody else can make it first.
+  plan.hung_timeout = options.watch && options.watch->hung_timeout
+                          ? *options.watch->hung_timeout
+                          : watch::default_hung_timeout(plan.timeout);
+  // Private to the step: the name holds srun's nonce, so nobody else can make it first; and to
+  // the node, for a TMPDIR shared between nodes (its watch removes it at the end).
   if (facts.watch_nonce)
     plan.error_dir = facts.tmpdir + "/ddp-" + std::to_string(facts.job_id) + "." +
-                     std::to_string(facts.step_id) + "-" + *facts.watch_nonce;
+                     std::to_string(facts.step_id) + "-" + *facts.watch_nonce + "-node" +
+                     std::to_string(facts.node_id);
   return plan;
 }
 
@@ -50,6 +55,7 @@ watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan) {
   a.head = step.master_addr;
   a.port = step.port.port;
   a.timeout = plan.timeout;
+  a.hung_timeout = plan.hung_timeout;
   a.error_dir = plan.error_dir;
   a.control_fd = monitor::kControlFd;
   a.reply_fd = monitor::kReplyFd;

@@ -18,6 +18,7 @@ struct StepPlan;
 
 struct WatchPlan {
   unsigned timeout = watch::kDefaultTimeout;  // seconds
+  unsigned hung_timeout = watch::default_hung_timeout(watch::kDefaultTimeout);  // state D
   std::string reason;     // "default", "--ddp-watch=30", "profile vega (watch.timeout)"
   std::string error_dir;  // the ranks' error files; "" without srun's nonce
 };
