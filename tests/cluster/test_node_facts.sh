@@ -38,10 +38,8 @@ lines=$(topology_lines read)
 echo "$lines"
 [ "$(grep -c "topology: node facts file $file (" <<<"$lines")" = 2 ] ||
   fail "the steps did not read the node facts file: $lines"
-# Reading the file is far below a millisecond (hwloc takes milliseconds here).
-while read -r ms; do
-  awk -v ms="$ms" 'BEGIN { exit !(ms < 1.0) }' || fail "reading the node facts took $ms ms: $lines"
-done < <(sed -n "s/.*node facts file [^ ]* (\([0-9.]*\) ms).*/\1/p" <<<"$lines")
+# How fast that is (far below hwloc's milliseconds) is bench/launch_overhead.sh's to measure: a
+# time here fails whenever the machine is busy.
 
 # Damaged: refused, loaded with hwloc, written again; the step runs.
 printf 'slurm-ddp node facts 1\nkey source live\n' >"$file"
