@@ -49,9 +49,9 @@ SamplerArgs parse_sampler_args(const std::vector<std::string>& argv);
 // other than %u, %j and %%.
 std::string expand_dir(const std::string& pattern, const std::string& user, std::uint32_t job);
 
-// ddp-monitor-JOB.STEP-NODE.txt: one per node and step; ddp-report finds them by this shape.
+// ddp-monitor-JOB.STEP-NODE.jsonl: one per node and step; ddp-report finds them by this shape.
 inline constexpr const char* kFilePrefix = "ddp-monitor-";
-inline constexpr const char* kFileSuffix = ".txt";
+inline constexpr const char* kFileSuffix = ".jsonl";
 std::string log_file_name(std::uint32_t job, std::uint32_t step, const std::string& node);
 
 }  // namespace ddp::monitor

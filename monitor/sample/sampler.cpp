@@ -202,7 +202,6 @@ void Sampler::open_file() {
       throw plan::PlanError("cannot write " + path + ": " + std::strerror(errno));
     }
     summary_.file = path;
-    std::fprintf(out_, "%s\n", kFormatLine);
   } catch (const plan::PlanError& e) {
     // Said at once (a long job should not learn it at the end) and again in the summary.
     const std::string text = std::string(e.what()) + "; this node's samples are not kept";
