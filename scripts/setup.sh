@@ -25,9 +25,8 @@ PACKAGES=(
   libhwloc-dev hwloc libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
-  zlib1g-dev                                         # ddp-report --png
   iproute2 util-linux procps                         # network namespaces for the test cluster
-  file                                               # the monitor test names the PNG it checks
+  chromium                                           # renders ddp-report's page in the tests
   scdoc rpm man-db                                   # man pages (made, and read by the package check); the .rpm
 )
 # The Slurm series and the LibTorch are the release's: a SPANK plugin loads only into the Slurm
