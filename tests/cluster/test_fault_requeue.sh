@@ -9,7 +9,7 @@ ckpt="$WORK/ckpt"
 jobid=$("$RUN" sbatch --parsable --requeue --open-mode=append --ddp-nodes=2 --ddp-gpus=2 \
   -o "$WORK/out" "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 6 --checkpoint-dir "$ckpt")
 trap '"$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-wait_for_line "$WORK/out" '^Epoch 2/6 completed' 120 || fail "epoch 2 did not finish: $(cat "$WORK/out")"
+wait_for_line "$WORK/out" '] Epoch 2/6 completed' 120 || fail "epoch 2 did not finish: $(cat "$WORK/out")"
 "$RUN" scontrol requeue "$jobid"
 start=$(now)
 # Slurm holds a requeued batch job back (BeginTime about two minutes ahead); the test does not
@@ -31,13 +31,13 @@ out=$(cat "$WORK/out")
 echo "$out"
 restarts=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
 [ "$restarts" = 1 ] || fail "expected 1 restart, Slurm counts '$restarts'"
-before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '^Epoch [0-9]*/6 completed')
+before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '] Epoch [0-9]*/6 completed')
 resumed_at=$(sed -n 's/.*Resuming from .* after epoch \([0-9]*\).*/\1/p' <<<"$out")
 [ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||
   fail "resumed after epoch $resumed_at, but the first run finished $before"
 after=$(sed -n '/Resuming from/,$p' <<<"$out")
-grep -q "^Epoch $resumed_at/6 completed" <<<"$after" && fail "epoch $resumed_at was trained twice"
-grep -q '^Epoch 1/6 completed' <<<"$after" && fail "the requeued job started from epoch 1"
+grep -q "] Epoch $resumed_at/6 completed" <<<"$after" && fail "epoch $resumed_at was trained twice"
+grep -q '] Epoch 1/6 completed' <<<"$after" && fail "the requeued job started from epoch 1"
 expect_contains "$after" "Epoch 6/6 completed" "the requeued job finishes"
 expect_contains "$after" "Training completed successfully." "summary"
 echo "PASS: requeued after epoch $before, started again ${restarted} s later, resumed after epoch $resumed_at, finished"

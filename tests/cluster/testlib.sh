@@ -80,7 +80,7 @@ start_training() {
   JOBID=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
     "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs "$epochs")
   trap 'eval "${AT_EXIT:-true}"; "$RUN" scancel "$JOBID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  wait_for_line "$WORK/out" "^Epoch 1/$epochs completed" 120 ||
+  wait_for_line "$WORK/out" "] Epoch 1/$epochs completed" 120 ||
     fail "no epoch finished: $(cat "$WORK/out")"
 }
 

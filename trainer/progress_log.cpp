@@ -1,0 +1,55 @@
+#include "progress_log.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+namespace ddp::trainer {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string left_text(const std::optional<double>& left) {
+  return left ? ", about " + duration_text(*left) + " left" : "";
+}
+
+}  // namespace
+
+std::string time_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string duration_text(double s) {
+  if (s < 90) return fixed(s, 0) + " s";
+  if (s < 5400) return fixed(s / 60, 1) + " min";
+  return fixed(s / 3600, 1) + " h";
+}
+
+std::optional<double> time_left(double seconds, double done, double left) {
+  if (done <= 0) return std::nullopt;
+  return seconds / done * left;
+}
+
+std::string epoch_line(int epoch, int epochs, double seconds, double train_loss,
+                       std::optional<double> left) {
+  return "[" + time_stamp() + "] Epoch " + std::to_string(epoch) + "/" + std::to_string(epochs) +
+         " completed in " + fixed(seconds, 3) + " seconds, training loss " + fixed(train_loss, 4) +
+         left_text(left);
+}
+
+std::string step_line(int epoch, int epochs, std::int64_t step, std::int64_t steps, double train_loss,
+                      std::optional<double> left) {
+  return "[" + time_stamp() + "] Epoch " + std::to_string(epoch) + "/" + std::to_string(epochs) +
+         ": step " + std::to_string(step) + " of " + std::to_string(steps) + ", training loss " +
+         fixed(train_loss, 4) + " (rank 0)" + left_text(left);
+}
+
+}  // namespace ddp::trainer
