@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sampler.hpp"
+#include "version.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ const char* const kUsage =
     "usage: ddp-monitor --job ID --node NAME [--step ID] [--interval SECONDS] [--dir PATTERN]\n"
     "                   [--node-index I] [--nodes N] [--tasks N] [--gpu INDEX[@BUSID]]...\n"
     "                   [--net IFACE]... [--ib HCA:PORT]... [--task RANK:PID]... [--control-fd FD]\n"
+    "       ddp-monitor --help | --version\n"
     "Samples GPUs (NVML), the CPU use of tasks and the bytes through NICs every SECONDS into\n"
     "ddp-monitor-JOB.STEP-NODE.jsonl (in PATTERN, %u = user, %j = job id; default: here), and\n"
     "prints the summary on stderr at the end. Started by spank_ddp for --ddp-monitor; see\n"
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--version") {
+    std::printf("ddp-monitor %s\n", ddp::plan::kVersion);
     return 0;
   }
   try {
