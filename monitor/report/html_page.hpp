@@ -1,7 +1,7 @@
 // `ddp-report --html FILE`: one self-contained page (inline SVG and CSS, a small inline script,
 // nothing fetched) per report: for each step its summary table, what is flagged (idle GPUs, slow
 // nodes), a chart over time per metric (svg_chart.hpp) and a table of the nodes, bounded as the
-// text is (step_text.hpp's kFullNodes). Without the script the page is complete; with it, hovering
+// text is (summary.hpp's kFullNodes). Without the script the page is complete; with it, hovering
 // a chart reads the values at that time.
 #pragma once
 

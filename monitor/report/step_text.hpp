@@ -1,6 +1,7 @@
 // ddp-report's text: a line for the whole step, then each node's block as the job's output showed
-// it. A step of more than kFullNodes nodes shows the spread of the nodes instead and the blocks
-// of its worst nodes only, so the text stays a page long at 1,000 nodes (--json has every node).
+// it. A step of more than kFullNodes nodes (summary.hpp) shows the spread of the nodes instead and
+// the blocks of its worst nodes only, so the text stays a page long at 1,000 nodes (--json has
+// every node).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,6 @@
 
 namespace ddp::monitor {
 
-inline constexpr std::size_t kFullNodes = 16;
 // Lists in one line (idle GPUs, slow nodes) name this many, then count the rest.
 inline constexpr std::size_t kListed = 4;
 

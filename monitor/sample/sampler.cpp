@@ -334,7 +334,15 @@ void Sampler::finish(const std::string& reason) {
     std::fclose(out_);
     out_ = nullptr;
   }
-  write_all(summary_fd_, format_summary(summary_));
+  // Past kFullNodes the job's output would grow with the step: the first node speaks for all.
+  if (args_.nodes <= kFullNodes || args_.node_index == 0)
+    write_all(summary_fd_, format_summary(summary_));
+  if (args_.nodes > kFullNodes && args_.node_index == 0)
+    write_all(summary_fd_, "ddp-monitor: " + std::to_string(args_.nodes) +
+                               " nodes were sampled; the others' summaries are in their files: "
+                               "ddp-report " + std::to_string(args_.job) + "." +
+                               std::to_string(args_.step) +
+                               " reports the step (its spread and its worst nodes)\n");
   nvml_.reset();
   if (control_ >= 0) {
     write_all(control_, kDoneMessage);

@@ -15,6 +15,10 @@ namespace ddp::monitor {
 // A GPU whose mean utilisation stays below this (percent) did no real work in the step.
 inline constexpr double kIdleUtilPercent = 5;
 
+// Up to this many nodes a step's reports show every node's block (the job's output, ddp-report's
+// text); beyond, what grows with the nodes is left to ddp-report's spread and worst nodes.
+inline constexpr unsigned kFullNodes = 16;
+
 struct GpuSummary {
   GpuInfo info;
   unsigned util_samples = 0;

@@ -118,6 +118,20 @@ assert re.search(r'<g class="series line idle" data-series="testhost GPU 1"', pa
 print(f"json: {len(json.dumps(r))} bytes; page: {len(page)} bytes, charts {charts}")
 PY
 
+# A step of many nodes: the job's output gets the first node's block and a pointer to ddp-report,
+# not one block per node.
+for index in 0 7; do
+  sleep 1.5 &
+  LD_LIBRARY_PATH=$FAKE "$MONITOR" --job 43 --node "big$index" --node-index "$index" --nodes 40 \
+    --interval 1 --dir "$T/big" --task "0:$!" 2>"$T/big-$index.err" || fail "ddp-monitor on node $index"
+  wait
+done
+grep -q '^ddp-monitor: node big0 (1 of 40), job 43 step 0: ' "$T/big-0.err" || fail "node 0's block: $(cat "$T/big-0.err")"
+grep -qx 'ddp-monitor: 40 nodes were sampled; the others'"'"' summaries are in their files: ddp-report 43.0 reports the step (its spread and its worst nodes)' "$T/big-0.err" ||
+  fail "node 0's pointer to ddp-report: $(cat "$T/big-0.err")"
+[ ! -s "$T/big-7.err" ] || fail "node 7 of 40 wrote to the job's output: $(cat "$T/big-7.err")"
+[ -s "$T/big/ddp-monitor-43.0-big7.jsonl" ] || fail "node 7 of 40 kept no file"
+
 # The control channel as slurmstepd drives it (monitor/launch/control.hpp): the sampler says
 # hello, takes the tasks slurmstepd names, and on end of stream writes its summary and says done;
 # when slurmstepd is gone altogether (its end closed), it stops as well.
