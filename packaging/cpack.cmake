@@ -123,7 +123,7 @@ salloc, and gives every task of a step the environment torchrun would (RANK, LOC
 WORLD_SIZE, MASTER_ADDR, MASTER_PORT...), with each rank placed next to its GPU's NIC and
 cores. This package ships the plugin with its plugstack.conf.d snippet, a cli_filter that turns
 --ddp-nodes/--ddp-gpus into a resource request, cluster profiles, ddp-plan, the --ddp-monitor
-sampler and ddp-report.
+sampler, ddp-report and the bash completion of the --ddp-* options.
 Built for Slurm ${DDP_SLURM_SERIES} only: Slurm loads a SPANK plugin only if it was built for its
 own major.minor series.")
 set(CPACK_RPM_PLUGIN_PACKAGE_SUMMARY "PyTorch DDP launch for Slurm ${DDP_SLURM_SERIES} (SPANK plugin)")
@@ -227,6 +227,7 @@ set(CPACK_RPM_PLUGIN_USER_FILELIST ${_rpm_config})
 # Directories that belong to Slurm or the system, not to these packages.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     "${DDP_FULL_SYSCONF_DIR}" "${DDP_FULL_SYSCONF_DIR}/plugstack.conf.d" "${DDP_FULL_PLUGIN_DIR}"
+    "${DDP_BASH_COMPLETION_DIR}"
     "${CMAKE_INSTALL_FULL_LIBDIR}" "${CMAKE_INSTALL_FULL_LIBDIR}/cmake"
     "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_FULL_INCLUDEDIR}"
     "${CMAKE_INSTALL_FULL_MANDIR}" "${CMAKE_INSTALL_FULL_MANDIR}/man1"
