@@ -34,7 +34,7 @@ PACKAGES=(
 release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 case $release in
   bookworm)   # Debian 12: Slurm 22.05, LibTorch 1.13 (CPU), GCC 12
-    ((cuda == 0)) || { echo "setup: Debian 12 has no CUDA build of LibTorch; use Debian 13, or a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    ((cuda == 0)) || { echo "setup: Debian 12 has no CUDA build of LibTorch; use Debian 13, or a PyTorch of your own (docs/admins.md: Build for your Slurm and your LibTorch)" >&2; exit 1; }
     # LibTorch and its Gloo for libddp; torchrun-compatible test program
     PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
     ;;
