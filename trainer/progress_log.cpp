@@ -34,7 +34,7 @@ std::string duration_text(double s) {
 }
 
 std::optional<double> time_left(double seconds, double done, double left) {
-  if (done <= 0) return std::nullopt;
+  if (done <= 0 || left <= 0) return std::nullopt;
   return seconds / done * left;
 }
 

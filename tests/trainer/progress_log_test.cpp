@@ -13,6 +13,7 @@ TEST(ProgressLog, DurationsAndTheTimeLeft) {
   EXPECT_EQ(tr::duration_text(4320), "72.0 min");
   EXPECT_EQ(tr::duration_text(9000), "2.5 h");
   EXPECT_FALSE(tr::time_left(5, 0, 10));
+  EXPECT_FALSE(tr::time_left(5, 10, 0));  // the last epoch's line says nothing of it
   EXPECT_DOUBLE_EQ(*tr::time_left(30, 3, 7), 70);
 }
 
