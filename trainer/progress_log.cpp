@@ -1,37 +1,19 @@
 #include "progress_log.hpp"
 
-#include <cstdio>
-#include <ctime>
+#include "human_text.hpp"
 
 namespace ddp::trainer {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 std::string left_text(const std::optional<double>& left) {
-  return left ? ", about " + duration_text(*left) + " left" : "";
+  return left ? ", about " + plan::duration_text(*left) + " left" : "";
 }
 
 }  // namespace
 
-std::string time_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
-std::string duration_text(double s) {
-  if (s < 90) return fixed(s, 0) + " s";
-  if (s < 5400) return fixed(s / 60, 1) + " min";
-  return fixed(s / 3600, 1) + " h";
-}
+std::string time_stamp() { return plan::local_time_text("%Y-%m-%d %H:%M:%S"); }
 
 std::optional<double> time_left(double seconds, double done, double left) {
   if (done <= 0 || left <= 0) return std::nullopt;

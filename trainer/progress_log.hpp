@@ -15,8 +15,6 @@ inline constexpr double kStepLineSeconds = 60;
 
 // "2025-06-01 12:00:03", local time.
 std::string time_stamp();
-// "42 s", "3.5 min", "1.2 h".
-std::string duration_text(double seconds);
 // Seconds the work left will take at the pace so far: `done` of `done + left` units of work took
 // `seconds`. nullopt before any is done, and when none is left.
 std::optional<double> time_left(double seconds, double done, double left);

@@ -2,11 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 #include <nlohmann/json.hpp>
 
 #include "page_assets.hpp"
+#include "human_text.hpp"
 #include "step_charts.hpp"
 #include "step_text.hpp"
 #include "svg_chart.hpp"
@@ -18,11 +18,7 @@ using Json = nlohmann::ordered_json;
 
 std::string esc(const std::string& s) { return html_escape(s); }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 std::string pct(const std::optional<double>& v) { return v ? fixed(*v, 0) + "%" : "-"; }
 
@@ -51,7 +47,7 @@ std::string summary_table(const StepData& step, const Verdicts& v) {
   s += row("Nodes", std::to_string(step.nodes.size()) + " of " + std::to_string(step.expected_nodes) +
                         " reported");
   s += row("GPUs", std::to_string(t.gpus));
-  s += row("Time", esc(format_duration(t.duration)) + ", sampled every " +
+  s += row("Time", esc(plan::duration_text(t.duration)) + ", sampled every " +
                        fixed(first.start->interval, 0) + " s (" + std::to_string(samples) + " samples)");
   if (t.gpu_util_mean) s += row("Mean GPU utilisation", pct(t.gpu_util_mean));
   s += row("Idle GPUs", std::to_string(v.idle.size()));
@@ -175,14 +171,6 @@ std::string step_section(const JudgedStep& js, Json& charts) {
   return s + "</section>\n";
 }
 
-std::string now_text() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -203,7 +191,7 @@ std::string render_page(const std::vector<JudgedStep>& steps, const std::string&
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + esc(title) +
          "</title><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>" +
          kPageStyle + "</style></head>\n<body>\n" + body + "<footer>Made by " + esc(generator) +
-         " on " + esc(now_text()) + " from the files of ddp-monitor (--ddp-monitor).</footer>\n" +
+         " on " + esc(plan::local_time_text("%Y-%m-%d %H:%M:%S %z")) + " from the files of ddp-monitor (--ddp-monitor).</footer>\n" +
          "<script type=\"application/json\" id=\"report-data\">" + data_text + "</script>\n<script>" +
          kPageScript + "</script>\n</body></html>\n";
 }

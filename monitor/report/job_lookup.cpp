@@ -1,7 +1,6 @@
 #include "job_lookup.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,19 +77,6 @@ std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   if (line.size() > 200) line = line.substr(0, 200) + "...";
   return line.empty() ? "no output" : line;
-}
-
-std::string current_user() {
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found) return pw.pw_name;
-  return std::to_string(getuid());
-}
-
-std::string cwd() {
-  std::vector<char> buf(4096);
-  return getcwd(buf.data(), buf.size()) ? buf.data() : ".";
 }
 
 }  // namespace
@@ -175,7 +161,7 @@ std::vector<std::string> find_job_files(const JobRef& ref, const std::string& pr
                                         const SlurmQuery& slurm) {
   std::string why_not;
   const auto facts = slurm(ref.job, why_not);
-  const std::string user = facts ? facts->user : current_user();
+  const std::string user = facts ? facts->user : current_user_name();
   std::vector<std::string> dirs;
   if (facts && !facts->work_dir.empty()) dirs.push_back(facts->work_dir);
   for (const std::string& name : plan::list_profiles(profile_dir)) {
@@ -186,7 +172,7 @@ std::vector<std::string> find_job_files(const JobRef& ref, const std::string& pr
       // A broken profile is the plugin's to report; its monitor.dir cannot hold files either.
     }
   }
-  if (!facts) dirs.push_back(cwd());
+  if (!facts) dirs.push_back(current_dir());
   std::vector<std::string> files, seen;
   for (const std::string& d : dirs) {
     if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;

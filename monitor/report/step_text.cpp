@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "human_text.hpp"
 namespace ddp::monitor {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 std::string node_name(const NodeLog& n) { return n.summary.start->node; }
 
@@ -55,7 +52,7 @@ std::string step_line(const StepData& step, const Verdicts& v) {
   std::string s = "job " + std::to_string(step.job) + " step " + std::to_string(step.step) + ": " +
                   std::to_string(step.nodes.size()) + " of " +
                   plural(step.expected_nodes, "node", "nodes") + ", " +
-                  plural(totals.gpus, "GPU", "GPUs") + ", " + format_duration(totals.duration);
+                  plural(totals.gpus, "GPU", "GPUs") + ", " + plan::duration_text(totals.duration);
   if (totals.gpu_util_mean) s += ", mean GPU utilisation " + pct(*totals.gpu_util_mean);
   if (!v.idle.empty()) {
     std::vector<std::string> names;

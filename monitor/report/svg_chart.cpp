@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "summary.hpp"
+#include "human_text.hpp"
 
 namespace ddp::monitor {
 namespace {
@@ -19,11 +20,7 @@ constexpr const char* kIdleColour = "#d62728";
 constexpr const char* kSlowColour = "#ff7f0e";
 constexpr const char* kWorstColour = "#444444";
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 // Coordinates with one decimal: enough for a 960-wide view box, and short.
 std::string coord(double v) {

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -54,20 +53,6 @@ void write_all(int fd, const std::string& text) {
     if (n <= 0) return;
     done += static_cast<std::size_t>(n);
   }
-}
-
-std::string user_name() {
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found) return pw.pw_name;
-  return std::to_string(getuid());
-}
-
-std::string cwd() {
-  std::vector<char> buf(4096);
-  if (!getcwd(buf.data(), buf.size())) return ".";
-  return buf.data();
 }
 
 // The file in `dir` (a descriptor, or AT_FDCWD), opened only when it is the user's own: in a
@@ -186,7 +171,8 @@ void Sampler::emit(double time, RecordBody body) {
 // user's own choice, where the program writes too: only the file itself is checked there.
 void Sampler::open_file() {
   const std::string name = log_file_name(args_.job, args_.step, args_.node);
-  const std::string dir = args_.dir.empty() ? cwd() : expand_dir(args_.dir, user_name(), args_.job);
+  const std::string dir =
+      args_.dir.empty() ? current_dir() : expand_dir(args_.dir, current_user_name(), args_.job);
   const std::string path = dir + "/" + name;
   try {
     plan::TrustedDir monitor_dir;

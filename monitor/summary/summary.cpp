@@ -5,14 +5,12 @@
 #include <cstdio>
 #include <sstream>
 
+#include "human_text.hpp"
+
 namespace ddp::monitor {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 std::string percent(const std::optional<double>& v) { return v ? fixed(*v, 0) + "%" : "-"; }
 std::string watts(const std::optional<double>& v) { return v ? fixed(*v, 0) + " W" : "-"; }
@@ -166,7 +164,7 @@ std::string format_summary(const NodeSummary& n) {
   } else {
     s << "?";
   }
-  s << ": " << format_duration(n.duration) << ", " << n.samples << (n.samples == 1 ? " sample" : " samples");
+  s << ": " << plan::duration_text(n.duration) << ", " << n.samples << (n.samples == 1 ? " sample" : " samples");
   if (n.start) s << " every " << fixed(n.start->interval, 0) << " s";
   if (!n.end_reason) s << " (the file ends early: the sampler was stopped before the step)";
   s << "\n";
@@ -205,12 +203,6 @@ std::string format_summary(const NodeSummary& n) {
          "GPUs\n";
   for (const std::string& note : n.notes) s << "  note: " << note << "\n";
   return s.str();
-}
-
-std::string format_duration(double s) {
-  if (s < 120) return fixed(s, 1) + " s";
-  if (s < 7200) return fixed(s / 60, 1) + " min";
-  return fixed(s / 3600, 1) + " h";
 }
 
 std::string format_table(const std::vector<std::vector<std::string>>& rows,

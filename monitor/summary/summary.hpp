@@ -75,9 +75,6 @@ std::string format_summary(const NodeSummary& node);
 // 1536 -> "1.5 KiB"; 0 -> "0 B".
 std::string format_bytes(double bytes);
 
-// 6.6 -> "6.6 s", 300 -> "5.0 min", 86400 -> "24.0 h".
-std::string format_duration(double seconds);
-
 // Columns two spaces apart, each padded to its widest cell (on the left where `right` says the
 // column holds numbers), every line after `indent`, trailing spaces dropped.
 std::string format_table(const std::vector<std::vector<std::string>>& rows,

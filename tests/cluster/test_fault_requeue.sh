@@ -12,18 +12,7 @@ trap '"$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 wait_for_line "$WORK/out" '] Epoch 2/6 completed' 120 || fail "epoch 2 did not finish: $(cat "$WORK/out")"
 "$RUN" scontrol requeue "$jobid"
 start=$(now)
-# Slurm holds a requeued batch job back (BeginTime about two minutes ahead); the test does not
-# wait that long: once the job is pending again and its nodes have finished cleaning up, it makes
-# the job eligible now. Not earlier: slurmd refuses a launch whose credential dates from the
-# second its job was revoked in ("Job credential revoked").
-for _ in $(seq 150); do
-  state=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  busy=$("$RUN" sinfo -h -t completing -o %N)
-  [ "$state" = PENDING ] && [ -z "$busy" ] && break
-  sleep 0.2
-done
-sleep 1.5
-"$RUN" scontrol update jobid="$jobid" StartTime=now
+start_requeued_job "$jobid"
 wait_for_line "$WORK/out" 'Resuming from ' 240 || fail "the requeued job did not resume: $(cat "$WORK/out")"
 restarted=$(elapsed "$start")
 wait_job_gone "$jobid" 240 || fail "the requeued job did not finish: $(cat "$WORK/out")"
@@ -32,8 +21,8 @@ echo "$out"
 restarts=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
 [ "$restarts" = 1 ] || fail "expected 1 restart, Slurm counts '$restarts'"
 before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '] Epoch [0-9]*/6 completed')
-resumed_at=$(sed -n 's/.*Resuming from .* after epoch \([0-9]*\).*/\1/p' <<<"$out")
-[ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||
+resumed_at=$(resumed_after "$out")
+[ -n "$resumed_at" ] && [ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||
   fail "resumed after epoch $resumed_at, but the first run finished $before"
 after=$(sed -n '/Resuming from/,$p' <<<"$out")
 grep -q "] Epoch $resumed_at/6 completed" <<<"$after" && fail "epoch $resumed_at was trained twice"

@@ -21,16 +21,7 @@ wait_for_line "$WORK/out" 'Stopped by SIGUSR1 in epoch 2/3 at step ' 120 ||
 read -r step steps < <(sed -n 's/.*Stopped by SIGUSR1 in epoch 2\/3 at step \([0-9]*\) of \([0-9]*\).*/\1 \2/p' "$WORK/out")
 ((step > 0 && step < steps)) || fail "stopped at step $step of $steps: not inside the epoch"
 wait_for_line "$WORK/out" "^requeueing job $jobid" 60 || fail "the script did not requeue the job: $(cat "$WORK/out")"
-# Slurm holds a requeued batch job back (BeginTime about two minutes ahead): once it is pending
-# and its nodes have cleaned up, the test makes it eligible now (as test_fault_requeue.sh does).
-for _ in $(seq 150); do
-  state=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  busy=$("$RUN" sinfo -h -t completing -o %N)
-  [ "$state" = PENDING ] && [ -z "$busy" ] && break
-  sleep 0.2
-done
-sleep 1.5
-"$RUN" scontrol update jobid="$jobid" StartTime=now
+start_requeued_job "$jobid"
 wait_for_line "$WORK/out" "Resuming from $ckpt/checkpoint.pt in epoch 2 at step $step\$" 240 ||
   fail "the requeued job did not resume at step $step of epoch 2: $(cat "$WORK/out")"
 wait_job_gone "$jobid" 300 || fail "the requeued job did not finish: $(cat "$WORK/out")"

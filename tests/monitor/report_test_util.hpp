@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "error.hpp"
+#include "../common/plan_error.hpp"
 #include "record.hpp"
 
 namespace ddp::monitor::test {
@@ -64,13 +64,6 @@ inline std::string node_file(unsigned job, unsigned index, unsigned nodes, const
   return lines(r);
 }
 
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ddp::plan::PlanError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ddp::test::error_of;
 
 }  // namespace ddp::monitor::test

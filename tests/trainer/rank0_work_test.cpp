@@ -1,33 +1,19 @@
 // One rank works while the others wait as long as it makes progress: three ranks as threads of
 // this process, meeting on a real rendezvous store on the loopback.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <future>
-#include <map>
 #include <thread>
 
 #include "ddp/error.hpp"
+#include "env_map.hpp"
+#include "free_port.hpp"
 #include "rank0_work.hpp"
 
 namespace tr = ddp::trainer;
 using namespace std::chrono_literals;
 
 namespace {
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct Outcome {
   std::vector<std::string> heard;  // what rank 0's work told (rank 0 only)
@@ -38,19 +24,15 @@ struct Outcome {
 // Each of `ranks` threads meets the others and calls rank0_works_others_wait with `work`.
 std::vector<Outcome> run_ranks(int ranks, const std::function<void(const tr::Tell&)>& work,
                                std::chrono::milliseconds silence) {
-  const std::string port = std::to_string(free_port());
+  const std::string port = std::to_string(ddp::test::free_port());
   std::vector<std::future<Outcome>> done;
   for (int r = 0; r < ranks; ++r)
     done.push_back(std::async(std::launch::async, [=] {
-      const std::map<std::string, std::string> env = {
-          {"RANK", std::to_string(r)},  {"LOCAL_RANK", std::to_string(r)},
-          {"WORLD_SIZE", std::to_string(ranks)}, {"LOCAL_WORLD_SIZE", std::to_string(ranks)},
-          {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
-      const auto ctx = ddp::Context::from_environment([&](const std::string& k) -> std::optional<std::string> {
-        const auto it = env.find(k);
-        if (it == env.end()) return std::nullopt;
-        return it->second;
-      });
+      ddp::test::EnvMap env;
+      env.set("RANK", std::to_string(r)).set("LOCAL_RANK", std::to_string(r))
+          .set("WORLD_SIZE", std::to_string(ranks)).set("LOCAL_WORLD_SIZE", std::to_string(ranks))
+          .set("MASTER_ADDR", "127.0.0.1").set("MASTER_PORT", port);
+      const auto ctx = env.read();
       Outcome o;
       char* text = nullptr;
       std::size_t size = 0;

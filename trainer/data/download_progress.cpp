@@ -2,20 +2,12 @@
 
 #include <cmath>
 
+#include "human_text.hpp"
+
 namespace ddp::cifar {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string duration(double s) {
-  if (s < 90) return fixed(s, 0) + " s";
-  if (s < 5400) return fixed(s / 60, 1) + " min";
-  return fixed(s / 3600, 1) + " h";
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 }  // namespace
 
@@ -31,7 +23,7 @@ std::string DownloadProgress::line(std::uint64_t done, std::uint64_t total, doub
   if (seconds > 0.5 && done > 0) {
     const double rate = static_cast<double>(done) / seconds;
     text += ", " + fixed(rate / 1e6, 1) + " MB/s";
-    if (total > done) text += ", about " + duration(static_cast<double>(total - done) / rate) + " left";
+    if (total > done) text += ", about " + plan::duration_text(static_cast<double>(total - done) / rate) + " left";
   }
   return text;
 }

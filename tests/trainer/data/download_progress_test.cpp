@@ -68,6 +68,6 @@ TEST(DownloadProgress, ATerminalGetsOneLineRedrawnAndTheOthersTheSameWords) {
 }
 
 TEST(DownloadProgress, TheLineSaysRateAndTimeLeft) {
-  EXPECT_EQ(DownloadProgress::line(16850000, 168500000, 10), "16.9 of 168.5 MB (10%), 1.7 MB/s, about 1.5 min left");
+  EXPECT_EQ(DownloadProgress::line(16850000, 168500000, 10), "16.9 of 168.5 MB (10%), 1.7 MB/s, about 90.0 s left");
   EXPECT_EQ(DownloadProgress::line(0, 168500000, 0), "0.0 of 168.5 MB (0%)");
 }
