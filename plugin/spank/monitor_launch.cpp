@@ -122,6 +122,11 @@ void stop(double timeout) {
     ::close(c.sampler_end);
     c.sampler_end = -1;
   }
+  // Closed last, after any kill: closing first would end a stuck sampler's write with SIGPIPE
+  // and leave the warning to say that it had ended.
+  struct CloseLast {
+    ~CloseLast() { close_channel(); }
+  } close_last;
   monitor::Heard h;
   const double deadline = monitor::monotonic_seconds() + timeout;
   monitor::Drained state = monitor::drain(c.stepd_end, h, deadline);
@@ -140,7 +145,6 @@ void stop(double timeout) {
       pollfd p = {h.pidfd, POLLIN, 0};
       (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
     }
-  close_channel();
   // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
   if (!h.launched && state != monitor::Drained::Overflow) return;
   if (state == monitor::Drained::Done && h.pidfd < 0) return;
