@@ -73,10 +73,13 @@ Output run(const std::vector<std::string>& argv) {
   return o;
 }
 
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
+// What a command said, in one line that names the command once.
+std::string said(const std::string& command, const Output& o) {
+  if (!o.ran) return command + ": not found";
+  std::string line = (o.err.empty() ? o.out : o.err).substr(0, (o.err.empty() ? o.out : o.err).find('\n'));
   if (line.size() > 200) line = line.substr(0, 200) + "...";
-  return line.empty() ? "no output" : line;
+  if (line.empty()) line = "no output";
+  return line.rfind(command + ":", 0) == 0 ? line : command + ": " + line;
 }
 
 }  // namespace
@@ -126,7 +129,7 @@ std::optional<JobFacts> ask_slurm(std::uint32_t job, std::string& why_not) {
   const Output sc = run({"scontrol", "show", "job", "--oneliner", id});
   if (sc.ran && sc.status == 0)
     if (auto facts = parse_scontrol_job(sc.out)) return facts;
-  why_not = "scontrol: " + (sc.ran ? first_line(sc.err.empty() ? sc.out : sc.err) : "not found");
+  why_not = said("scontrol", sc);
   const Output sa = run({"sacct", "--allocations", "--noheader", "--parsable2", "--jobs", id,
                          "--format", "WorkDir,User"});
   if (sa.ran && sa.status == 0) {
@@ -134,7 +137,7 @@ std::optional<JobFacts> ask_slurm(std::uint32_t job, std::string& why_not) {
     const auto bar = line.rfind('|');
     if (bar != std::string::npos && bar > 0) return JobFacts{line.substr(0, bar), line.substr(bar + 1)};
   }
-  why_not += "; sacct: " + (sa.ran ? first_line(sa.err.empty() ? sa.out : sa.err) : "not found");
+  why_not += "; " + said("sacct", sa);
   return std::nullopt;
 }
 
@@ -184,7 +187,7 @@ std::vector<std::string> find_job_files(const JobRef& ref, const std::string& pr
   std::string looked;
   for (const std::string& d : seen) looked += (looked.empty() ? "" : ", ") + d;
   std::string where = "looked in " + looked;
-  if (!facts) where += " (Slurm does not know the job any more: " + why_not + ")";
+  if (!facts) where += " (Slurm gave no working directory for it: " + why_not + ")";
   throw PlanError("found no " + std::string(kFilePrefix) + id + (ref.step ? "-" : ".") + "*" +
                   kFileSuffix + " file of job " + id + ": " + where +
                   ". Fix: check that the step ran with --ddp-monitor, or name the files or their "

@@ -81,7 +81,7 @@ TEST(MonitorJobLookup, AJobSlurmForgotIsLookedForInTheCurrentDirectory) {
   std::filesystem::current_path(before);
   EXPECT_EQ(found, std::vector<std::string>{here.path() + "/ddp-monitor-77.0-n1.jsonl"});
   EXPECT_EQ(missing, "found no ddp-monitor-78.*.jsonl file of job 78: looked in " + here.path() +
-                         " (Slurm does not know the job any more: scontrol: slurm_load_jobs "
+                         " (Slurm gave no working directory for it: scontrol: slurm_load_jobs "
                          "error: Invalid job id specified; sacct: accounting is off). Fix: check "
                          "that the step ran with --ddp-monitor, or name the files or their "
                          "directory: ddp-report DIR");
