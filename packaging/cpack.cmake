@@ -119,11 +119,13 @@ set(CPACK_RPM_PLUGIN_PACKAGE_NAME slurm-spank-ddp)
 set(CPACK_DEBIAN_PLUGIN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PLUGIN_DESCRIPTION "PyTorch DDP launch for Slurm ${DDP_SLURM_SERIES} (SPANK plugin)
 spank_ddp adds --ddp-nodes, --ddp-gpus and the other --ddp-* options to srun, sbatch and
-salloc, and gives every task of a step the environment torchrun would (RANK, LOCAL_RANK,
-WORLD_SIZE, MASTER_ADDR, MASTER_PORT...), with each rank placed next to its GPU's NIC and
-cores. This package ships the plugin with its plugstack.conf.d snippet, a cli_filter that turns
---ddp-nodes/--ddp-gpus into a resource request, cluster profiles, ddp-plan, the --ddp-monitor
-sampler, ddp-report and the bash completion of the --ddp-* options.
+salloc, and gives every task of a step the environment torchrun's agent would (RANK,
+LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID...), with each rank placed
+next to its GPU's NIC and cores. A failure watch on every node ends the step when a rank fails,
+freezes or loses its node, and names the first failure once. This package ships the plugin with
+its plugstack.conf.d snippet, a cli_filter that turns --ddp-nodes/--ddp-gpus into a resource
+request, cluster profiles, ddp-plan, the failure watch, the --ddp-monitor sampler,
+ddp-report and the bash completion of the --ddp-* options.
 Built for Slurm ${DDP_SLURM_SERIES} only: Slurm loads a SPANK plugin only if it was built for its
 own major.minor series.")
 set(CPACK_RPM_PLUGIN_PACKAGE_SUMMARY "PyTorch DDP launch for Slurm ${DDP_SLURM_SERIES} (SPANK plugin)")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Installs the Debian packages slurm-ddp needs (Debian 12 or 13) and builds it into build/.
+# Installs the Debian packages slurm-ddp needs (Debian 12, 13 or forky/sid) and builds it into build/.
 #   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE and BUILD_TARGETS may be set)
 #   sudo scripts/setup.sh --cuda     Debian 13: against the CUDA build of LibTorch (NCCL, CUDA 12)
 #   sudo scripts/setup.sh --no-build the packages only
@@ -47,8 +47,12 @@ case $release in
       PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
     fi
     ;;
+  forky)      # Debian forky/sid: Slurm 26.05, LibTorch 2.14 (CPU), GCC 16
+    ((cuda == 0)) || { echo "setup: --cuda is checked on Debian 13 (trixie) only; on forky/sid build against a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
+    ;;
   *)
-    echo "setup: Debian 12 (bookworm) or 13 (trixie) expected, this is '${release:-unknown}';" \
+    echo "setup: Debian 12 (bookworm), 13 (trixie) or forky/sid expected, this is '${release:-unknown}';" \
       "install the packages above by hand, then: cmake -S . -B build && cmake --build build" >&2
     exit 1
     ;;
@@ -69,7 +73,18 @@ if ((${#missing[@]})); then
   # monitoring plugins; with --cuda NVIDIA's graphical profilers, gigabytes) and nothing here uses
   # them: tests/platform/run.sh builds and tests in a root that has only this list.
   [ "$release" = bookworm ] || apt_options+=(--no-install-recommends)
-  apt-get update -qq
+  update_rc=0
+  update_out=$(apt-get update -qq 2>&1) || update_rc=$?
+  [ -z "$update_out" ] || echo "$update_out" >&2
+  if ((update_rc)); then
+    # sid's Release file is valid for a week; a mirror that froze it (a snapshot, a registry proxy)
+    # fails the update. Accepting that is the admin's choice, not this script's.
+    if grep -qi 'expired' <<<"$update_out"; then
+      echo "setup: a Release file above is past its Valid-Until date (a frozen mirror); to accept it:" \
+        "echo 'Acquire::Check-Valid-Until \"false\";' >/etc/apt/apt.conf.d/99valid-until" >&2
+    fi
+    exit "$update_rc"
+  fi
   apt-get install "${apt_options[@]}" "${missing[@]}"
 fi
 

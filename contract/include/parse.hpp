@@ -27,6 +27,10 @@ std::vector<unsigned> parse_index_list(std::string_view what, std::string_view t
 
 std::string join(const std::vector<unsigned>& values, const char* sep = ",");
 
+// The other way: "0-3,8,10-11", sorted, each value once; runs of two or more become ranges, as the
+// kernel writes CPU lists (Cpus_allowed_list) and as messages name a node's ranks.
+std::string format_index_list(std::vector<unsigned> values);
+
 // Text safe to put in an error message: printable ASCII kept, the rest escaped, long input cut.
 std::string quoted(std::string_view text);
 

@@ -107,6 +107,21 @@ std::vector<unsigned> parse_index_list(std::string_view what, std::string_view t
   return out;
 }
 
+std::string format_index_list(std::vector<unsigned> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::string out;
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(values[i]);
+    if (j > i) out += '-' + std::to_string(values[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string join(const std::vector<unsigned>& values, const char* sep) {
   std::string out;
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -4,9 +4,14 @@
 
 namespace ddp::monitor {
 
-std::string task_message(unsigned local, unsigned global, long pid) {
+std::string task_message(unsigned local, unsigned global, long pid, std::uint64_t start_time) {
   return "task " + std::to_string(local) + " " + std::to_string(global) + " " +
-         std::to_string(pid) + "\n";
+         std::to_string(pid) + " " + std::to_string(start_time) + "\n";
+}
+
+std::string exit_message(unsigned local, unsigned global, int status, std::int64_t wall_ns) {
+  return "exit " + std::to_string(local) + " " + std::to_string(global) + " " +
+         std::to_string(status) + " " + std::to_string(wall_ns) + "\n";
 }
 
 std::string hello_message(long pid, std::uint64_t start_time) {
@@ -21,6 +26,11 @@ std::optional<ControlMessage> parse_control(std::string_view line) {
   if (word == "task") {
     m.kind = ControlMessage::Kind::Task;
     if (!(in >> m.local >> m.global >> m.pid) || m.pid <= 0 || m.local < 0 || m.global < 0)
+      return std::nullopt;
+    if (!(in >> m.start_time)) m.start_time = 0;
+  } else if (word == "exit") {
+    m.kind = ControlMessage::Kind::Exit;
+    if (!(in >> m.local >> m.global >> m.status >> m.wall_ns) || m.local < 0 || m.global < 0)
       return std::nullopt;
   } else if (word == "sampler") {
     m.kind = ControlMessage::Kind::Sampler;

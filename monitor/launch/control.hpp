@@ -1,15 +1,21 @@
-// The control channel between slurmstepd and the sampler of a monitored step: a stream
-// socketpair the plugin makes in slurmstepd before the tasks are forked. Local task 0 starts the
-// sampler with its end as fd 3; slurmstepd keeps the other. One message per line:
+// The control channel between slurmstepd and a helper program of the step on its node (the
+// --ddp-monitor sampler, the failure watch): a stream socketpair the plugin makes in slurmstepd
+// before the tasks are forked (plugin/spank/helper_channel.hpp). Local task 0 starts the helper
+// with its end as fd 3; slurmstepd keeps the other. One message per line:
 //
-//   slurmstepd -> sampler   task LOCAL GLOBAL PID     each task of the step on the node
-//                           end of stream             the step's tasks have ended: stop
-//   launcher   -> stepd     sampler PID               written before exec (async-signal-safe)
-//   sampler    -> stepd     hello PID START_TIME      start time in ticks after boot (proc(5))
-//                           done                      the summary is out; the sampler exits
+//   slurmstepd -> helper    task LOCAL GLOBAL PID START   each task of the step on the node (START:
+//                                                        its start in ticks after boot, proc(5))
+//                           exit LOCAL GLOBAL STATUS WALL a task ended (the watch's): its wait
+//                                                        status, and when (ns since the epoch)
+//                           end of stream                 the step's tasks have ended: stop
+//   launcher   -> stepd     sampler PID                   the helper's PID (for the watch too),
+//                                                        with its pidfd; the first line, sent
+//                                                        before the helper runs
+//   helper     -> stepd     hello PID START_TIME          the sampler's, for kernels without pidfds
+//                           done                          it said what it had to; it exits
 //
-// slurmstepd ends the stream with shutdown(SHUT_WR), which the sampler reads as end of file
-// however many copies of its end exist; the sampler's `done` tells slurmstepd it may go on.
+// slurmstepd ends the stream with shutdown(SHUT_WR), which the helper reads as end of file
+// however many copies of its end exist; the helper's `done` tells slurmstepd it may go on.
 #pragma once
 
 #include <cstddef>
@@ -23,14 +29,17 @@ namespace ddp::monitor {
 inline constexpr int kControlFd = 3;
 
 struct ControlMessage {
-  enum class Kind { Task, Sampler, Hello, Done } kind = Kind::Done;
-  long local = 0;          // Task
-  long global = 0;         // Task
+  enum class Kind { Task, Exit, Sampler, Hello, Done } kind = Kind::Done;
+  long local = 0;          // Task, Exit
+  long global = 0;         // Task, Exit
   long pid = 0;            // Task, Sampler, Hello
-  std::uint64_t start_time = 0;  // Hello
+  std::uint64_t start_time = 0;  // Task (0 when not given), Hello
+  int status = 0;          // Exit
+  std::int64_t wall_ns = 0;  // Exit
 };
 
-std::string task_message(unsigned local, unsigned global, long pid);
+std::string task_message(unsigned local, unsigned global, long pid, std::uint64_t start_time);
+std::string exit_message(unsigned local, unsigned global, int status, std::int64_t wall_ns);
 std::string hello_message(long pid, std::uint64_t start_time);
 inline constexpr const char* kDoneMessage = "done\n";
 

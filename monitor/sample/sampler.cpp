@@ -1,6 +1,5 @@
 #include "sampler.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -87,20 +86,6 @@ int open_own_file(int dir, const std::string& name, const std::string& path) {
     throw plan::PlanError("will not write " + path + ": " + problem + "; remove it");
   }
   return fd;
-}
-
-// Everything the sampler did not open itself is the launcher's: slurmstepd's descriptors must
-// not live on in it.
-void close_inherited(int keep) {
-  std::vector<int> fds;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (const dirent* e = readdir(d)) {
-      const int fd = std::atoi(e->d_name);
-      if (fd > 2 && fd != keep && fd != dirfd(d)) fds.push_back(fd);
-    }
-    closedir(d);
-  }
-  for (int fd : fds) ::close(fd);
 }
 
 class Sampler {
@@ -401,8 +386,6 @@ int Sampler::run() {
 }
 
 }  // namespace
-
-void close_inherited_fds(int keep) { close_inherited(keep); }
 
 int run_sampler(const SamplerArgs& args, const SamplerPaths& paths, int summary_fd) {
   return Sampler(args, paths, summary_fd).run();

@@ -21,10 +21,6 @@ struct SamplerPaths {
   std::string sys = "/sys";
 };
 
-// Closes every descriptor above 2 but `keep`: what slurmstepd's processes held must not live on
-// in the sampler.
-void close_inherited_fds(int keep);
-
 // The exit status: 0, or 1 when nothing could be sampled at all.
 int run_sampler(const SamplerArgs& args, const SamplerPaths& paths, int summary_fd);
 

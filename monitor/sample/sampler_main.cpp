@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "helper_main.hpp"
 #include "sampler.hpp"
-#include "version.hpp"
 
 namespace {
 
@@ -28,23 +28,11 @@ const char* const kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (args.size() == 1 && args[0] == "--version") {
-    std::printf("ddp-monitor %s\n", ddp::plan::kVersion);
-    return 0;
-  }
-  try {
+  return ddp::monitor::helper_main(argc, argv, "ddp-monitor", kUsage, [](const auto& args) {
     const auto parsed = ddp::monitor::parse_sampler_args(args);
     ddp::monitor::close_inherited_fds(parsed.control_fd);
     // It shares the CPUs of rank 0: training comes first.
     (void)setpriority(PRIO_PROCESS, 0, 10);
     return ddp::monitor::run_sampler(parsed, {}, STDERR_FILENO);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddp-monitor: %s\n%s", e.what(), kUsage);
-    return 2;
-  }
+  });
 }

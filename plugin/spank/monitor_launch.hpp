@@ -1,19 +1,12 @@
-// --ddp-monitor inside Slurm. slurmstepd (root) only makes the control channel, tells the
-// sampler the tasks' pids and stops it; the sampler itself runs as the job's user, started from
-// local task 0 after Slurm dropped privileges, and never outlives the step:
-//
-//   init_post_opt  slurmstepd   socketpair (open_monitor_channel)
-//   task_post_fork slurmstepd   "task LOCAL GLOBAL PID" for each task
-//   task_init      local task 0 fork, fork again (the sampler is no child of the user's program)
-//                               and exec ddp-monitor as the user, with the job's environment
-//                               (libnvidia-ml.so.1 is found as the program would find it)
-//   task_exit      slurmstepd   after the node's last task: end the stream, wait up to 3 s for
-//                               the sampler's summary ("done"), then SIGKILL it
-//   exit           slurmstepd   the same, if the tasks never all started or ended
-//
-// The summary reaches the job's output through local task 0's stderr, which the sampler
-// inherits: Slurm reads that pipe until the sampler has written and exited.
+// --ddp-monitor inside Slurm: the sampler is a helper program (helper_channel.hpp) that local
+// task 0 starts as the job's user, with the job's environment (libnvidia-ml.so.1 is found as the
+// program would find it). slurmstepd tells it the tasks' pids and, after the node's last task,
+// waits up to 3 s for its summary ("done") before killing it. The summary reaches the job's
+// output through local task 0's stderr, which the sampler inherits: Slurm reads that pipe until
+// the sampler has written and exited.
 #pragma once
+
+#include <string>
 
 #include "planner.hpp"
 #include "spank_api.hpp"
@@ -29,5 +22,10 @@ void open_monitor_channel(spank_t sp);
 // leaves the step unmonitored; it never fails the task.
 void start_monitor(spank_t sp, const plan::StepPlan& step, const plan::GpuFacts& gpus,
                    const plan::NodePlacement& placement);
+
+// slurmstepd (task_hooks.cpp): a task forked (its "task" line), the node's tasks all ended, exit.
+void monitor_task_forked(const std::string& task_line);
+void monitor_tasks_ended();
+void monitor_exit();
 
 }  // namespace ddp::spank

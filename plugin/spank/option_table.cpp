@@ -64,6 +64,11 @@ struct spank_option spank_options[] = {
                    "bandwidth (ddp-preflight); the step fails when a check or a profile "
                    "threshold fails."),
      ddp::spank::kOptional, 9, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptWatch), ddp::spank::s("SECONDS|off"),
+     ddp::spank::s("The failure watch (on by default): a failed rank ends the step at once and is "
+                   "named once; a rank frozen or a node silent for SECONDS (default 45) ends it "
+                   "too. off: Slurm's own behaviour."),
+     ddp::spank::kOptional, 10, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }
 
@@ -90,8 +95,10 @@ bool note_command_line(std::size_t index, std::string_view value) {
   auto& given = state().command_line;
   if (name == p::kOptNodes) given.nodes = true;
   if (name == p::kOptGpus) given.gpus = true;
-  // Like --ddp-verbose, --ddp-monitor says how to run a DDP step, not which steps are DDP steps.
-  const bool shapes_nothing = name == p::kOptVerbose || name == p::kOptMonitor;
+  // Like --ddp-verbose, --ddp-monitor and --ddp-watch say how to run a DDP step, not which steps
+  // are DDP steps.
+  const bool shapes_nothing =
+      name == p::kOptVerbose || name == p::kOptMonitor || name == p::kOptWatch;
   if (!shapes_nothing && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
   return true;
 }

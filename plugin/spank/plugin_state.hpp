@@ -32,6 +32,8 @@ struct PluginState {
   std::optional<plan::NodeTopology> node;
   std::string node_problem;
   double work_ms = 0;
+  // The failure watch's key for this step, from srun (watch_plan.hpp); "" without one.
+  std::string watch_key;
 
   // srun only: which options its own command line gave, and the job it runs in (read at init,
   // before srun rewrites the task layout variables for its step).

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "monitor_launch.hpp"
+#include "watch_launch.hpp"
 #include "parse.hpp"
 #include "planner.hpp"
 #include "plugin_state.hpp"
@@ -105,6 +106,7 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
       return 0;
     }
     ddp::spank::open_monitor_channel(sp);
+    ddp::spank::open_watch_channel(sp);
     try {
       s.node = ddp::plan::node_topology(ddp::spank::node_facts_store(s.config),
                                         s.config.topology_xml, /*may_write=*/true);
@@ -138,6 +140,11 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
       if (role && !role->check_gpus) options.gpus_per_node.reset();
       auto facts = ddp::spank::read_step_facts(sp, s.node, s.node_problem);
       facts.job_has_shape = role && role->job_has_shape;
+      if (const auto text = ddp::spank::get_env(sp, ddp::plan::kWatchTokenVar))
+        if (const auto token = ddp::plan::decode_watch_token(*text)) {
+          s.watch_key = token->key;
+          facts.watch_nonce = token->nonce;
+        }
       const auto choice = ddp::plan::choose_profile(
           options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
           [&](const std::string& path) { return user_profile(sp, path); });
@@ -162,6 +169,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     // srun's notes to slurmstepd are no business of the program's.
     (void)spank_unsetenv(sp, ddp::plan::kStepRoleVar);
     (void)spank_unsetenv(sp, ddp::plan::kUserProfileVar);
+    (void)spank_unsetenv(sp, ddp::plan::kWatchTokenVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
       slurm_error("spank_ddp: %s", s.deferred_error->c_str());
@@ -174,7 +182,15 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       const auto& gpus = s.gpus;
       const auto placement = ddp::plan::place_node(*s.step, gpus);
       const auto plan = ddp::plan::plan_task(*s.step, task, gpus, placement);
+      // A torchrun agent outside (the job's environment) may have left it; no agent serves here.
+      (void)spank_unsetenv(sp, ddp::contract::kTorchelasticUseAgentStore);
+      const auto no_error_dir =
+          s.step->watch ? ddp::spank::prepare_error_dir(*s.step->watch) : std::nullopt;
+      if (no_error_dir && task.local_id == 0 && !s.step->watch->error_dir.empty())
+        tell_user("warning: the ranks get no TORCHELASTIC_ERROR_FILE on this node: " +
+                  *no_error_dir + "; a failure is still named, without its exception");
       for (const auto& e : plan.env) {
+        if (no_error_dir && e.name == ddp::contract::kTorchelasticErrorFile) continue;
         const spank_err_t rc = spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.overwrite);
         // ESPANK_ENV_EXISTS is the user's value winning, as intended.
         if (rc != ESPANK_SUCCESS && rc != ESPANK_ENV_EXISTS)
@@ -193,12 +209,15 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
         tell_user(plan.summary());
       }
       if (task.local_id == 0) ddp::spank::start_monitor(sp, *s.step, gpus, placement);
-      // Last: the preflight sees the environment and CPUs the program will get.
+      // The preflight sees the environment and CPUs the program will get.
       if (const auto preflight = ddp::plan::plan_preflight(*s.step, s.config))
         if (const auto failed = ddp::spank::run_preflight(sp, *preflight)) {
           slurm_error("spank_ddp: %s", failed->c_str());
           return -1;
         }
+      // Last, for the program: a step the preflight stopped has its own report, and no program
+      // whose failure the watch would have to name.
+      if (task.local_id == 0) ddp::spank::start_watch(sp, *s.step, s.watch_key);
     } catch (const std::exception& e) {
       slurm_error("spank_ddp: %s", e.what());
       return -1;

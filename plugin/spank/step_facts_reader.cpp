@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,6 +54,30 @@ std::optional<std::string> node_name(const std::string& nodelist, unsigned node_
   return hosts[node_id];
 }
 
+// How often Slurm requeued the job. slurmstepd knows it for the batch step only
+// (S_SLURM_RESTART_COUNT is 0 in the others); the batch script's SLURM_RESTART_COUNT reaches the
+// steps its sruns start, in their environment.
+std::uint32_t restart_count(spank_t sp) {
+  std::uint32_t count = item<std::uint32_t>(sp, S_SLURM_RESTART_COUNT, "the job's restart count");
+  if (const auto text = get_env(sp, "SLURM_RESTART_COUNT")) {
+    try {
+      count = std::max(count, static_cast<std::uint32_t>(
+                                  plan::parse_unsigned("SLURM_RESTART_COUNT", *text, 0, 1000000)));
+    } catch (const plan::PlanError&) {
+      // Not Slurm's: a user's stray value counts for nothing.
+    }
+  }
+  return count;
+}
+
+// The task's TMPDIR, for the error file directory: absolute, and plain enough for a command line.
+bool usable_tmpdir(const std::string& dir) {
+  if (dir.size() < 2 || dir.size() > 1024 || dir.front() != '/') return false;
+  for (unsigned char c : dir)
+    if (c <= ' ' || c >= 0x7f) return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> get_env(spank_t sp, const char* name, std::size_t max) {
@@ -93,6 +118,8 @@ plan::StepFacts read_step_facts(spank_t sp, const std::optional<plan::NodeTopolo
   f.nodelist = *nodelist;
   f.hostname = node_name(f.nodelist, f.node_id).value_or(hostname());
   f.resv_ports = get_env(sp, "SLURM_STEP_RESV_PORTS");
+  f.restart_count = restart_count(sp);
+  if (const auto tmp = get_env(sp, "TMPDIR"); tmp && usable_tmpdir(*tmp)) f.tmpdir = *tmp;
   f.alloc_cores = step_alloc_cores(sp);
   if (node)
     f.topology = node->topology;

@@ -40,6 +40,7 @@ struct Args {
   std::optional<std::string> nodelist;
   std::string job_id = "0";
   std::string step_id = "0";
+  std::string restart_count = "0";
   std::optional<std::string> resv_ports;
   std::optional<std::string> cpus;
   std::optional<std::string> cuda_visible_devices;
@@ -109,6 +110,9 @@ int run(const Args& a) {
   f.job_id = static_cast<std::uint32_t>(p::parse_unsigned("--job-id", a.job_id, 0, UINT32_MAX));
   f.step_id = static_cast<std::uint32_t>(p::parse_unsigned("--step-id", a.step_id, 0, UINT32_MAX));
   f.resv_ports = a.resv_ports;
+  f.restart_count = static_cast<unsigned>(p::parse_unsigned("--restart-count", a.restart_count, 0, UINT32_MAX));
+  // srun makes the error file directory's nonce per step; the shape is what matters here.
+  f.watch_nonce = "NONCE";
   if (a.nodelist) {
     f.nodelist = *a.nodelist;
   } else if (f.nodes == 1) {
@@ -176,6 +180,8 @@ int main(int argc, char** argv) {
   app.add_option("--nodelist", a.nodelist, "the step's node list (Slurm syntax)");
   app.add_option("--job-id", a.job_id, "job id")->capture_default_str();
   app.add_option("--step-id", a.step_id, "step id")->capture_default_str();
+  app.add_option("--restart-count", a.restart_count,
+                 "how often Slurm requeued the job (TORCHELASTIC_RESTART_COUNT)")->capture_default_str();
   app.add_option("--resv-ports", a.resv_ports, "SLURM_STEP_RESV_PORTS of the step");
   app.add_option("--cpus", a.cpus, "CPUs the step holds on this node (default: all allowed)");
   app.add_option("--cpus-allowed", a.cpus_allowed,
@@ -195,7 +201,7 @@ int main(int argc, char** argv) {
                  "without ConstrainDevices; 0..n-1 with it)");
   app.add_option("--plugstack", a.plugstack, "plugstack.conf argument key=value (repeatable)");
   a.user_options = {{p::kOptNodes, {}}, {p::kOptGpus, {}},    {p::kOptPort, {}},
-                    {p::kOptBackend, {}}, {p::kOptBind, {}}};
+                    {p::kOptBackend, {}}, {p::kOptBind, {}}, {p::kOptWatch, {}}};
   for (auto& [name, value] : a.user_options)
     app.add_option(std::string("--") + name, value, std::string("as the srun option --") + name);
   app.add_option("--profile", a.profile,

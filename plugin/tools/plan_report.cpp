@@ -43,6 +43,10 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
                                                      : nlohmann::json(nullptr);
   j["socket_interface_reason"] = placement.socket_interface_reason;
   j["warnings"] = placement.warnings;
+  j["watch"] = step.watch ? nlohmann::json{{"timeout", step.watch->timeout},
+                                           {"reason", step.watch->reason},
+                                           {"error_dir", optional_text(step.watch->error_dir)}}
+                          : nlohmann::json(nullptr);
   j["tasks"] = nlohmann::json::array();
   for (const auto& t : tasks) {
     nlohmann::json env = nlohmann::json::object();
@@ -85,6 +89,19 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
                                          placement.socket_interface_reason + ")"
                                    : std::string("none: NCCL and Gloo choose"))
     << "\n";
+  s << "torchrun variables: TORCHELASTIC_RUN_ID=" << f.job_id << "." << f.step_id
+    << " TORCHELASTIC_RESTART_COUNT=" << f.restart_count
+    << " TORCHELASTIC_MAX_RESTARTS=0 GROUP_WORLD_SIZE=" << f.nodes
+    << " ROLE_RANK=RANK ROLE_WORLD_SIZE=" << f.total_tasks
+    << "; unless set: ROLE_NAME=default TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
+       "NCCL_ASYNC_ERROR_HANDLING=1\n";
+  if (step.watch)
+    s << "failure watch: " << step.watch->timeout << " s (" << step.watch->reason << "), head "
+      << step.master_addr << " UDP port " << step.port.port << "; error files "
+      << (step.watch->error_dir.empty() ? std::string("none") : step.watch->error_dir + "/rank-R.json")
+      << "\n";
+  else
+    s << "failure watch: off\n";
   for (const auto& w : placement.warnings) s << "warning: " << w << "\n";
   s << "\n"
     << std::left << std::setw(6) << "RANK" << std::setw(7) << "LOCAL" << std::setw(5) << "GPU"

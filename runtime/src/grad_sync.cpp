@@ -1,6 +1,7 @@
 #include "ddp/grad_sync.hpp"
 
 #include <mutex>
+#include <utility>
 
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
@@ -8,6 +9,11 @@
 #include "ddp/error.hpp"
 
 namespace ddp {
+
+// What grad_accumulator() hands out: a std::shared_ptr<Node> up to LibTorch 2.6, a
+// c10::intrusive_ptr<Node> in 2.14. Held only to keep the hooks alive, so either will do.
+using AccumulatorHandle =
+    decltype(torch::autograd::impl::grad_accumulator(std::declval<const torch::Tensor&>()));
 
 struct Bucket {
   std::vector<std::size_t> params;  // indices into State::params
@@ -33,7 +39,7 @@ struct GradientSynchronizer::State {
   std::shared_ptr<ProcessGroup> group;
   GradSyncOptions options;
   GradSyncStats stats;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep the hooks alive
+  std::vector<AccumulatorHandle> accumulators;  // keep the hooks alive
   std::mutex mutex;
 
   static bool same_memory(const torch::Tensor& a, const torch::Tensor& b) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ddp/error.hpp"
+#include "error_file.hpp"
 #include "parse.hpp"
 
 namespace ddp {
@@ -84,6 +85,8 @@ bool Logger::prints(LogLevel level) const {
 }
 
 void Logger::write(LogLevel level, const std::string& message) const {
+  // The program's first error is its word for the failure watch (error_file.hpp).
+  if (level == LogLevel::Error) detail::record_error(message, process_environment());
   if (!prints(level)) return;
   const std::string lines = format_log_line(state_->ctx, level, message);
   const std::lock_guard<std::mutex> hold(state_->lock);

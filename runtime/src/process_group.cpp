@@ -24,6 +24,8 @@ struct ProcessGroup::Native {
   std::shared_ptr<detail::PeerWatch> watch;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<compat::Backend> backend;
+  // spank_ddp's failure watch runs on the nodes (DDP_WATCH): it judges lost and frozen ranks.
+  bool launcher_watches = false;
 };
 
 struct Pending::Impl {
@@ -31,19 +33,24 @@ struct Pending::Impl {
   std::string what;
   std::chrono::milliseconds timeout;
   std::shared_ptr<detail::PeerWatch> watch;
+  bool launcher_watches = false;
 };
 
 namespace {
 
 // The error for a failed collective: which ranks were lost when the watch can tell, else the
-// backend's words and the likely causes.
+// backend's words and the likely causes; under spank_ddp's failure watch, where its one verdict
+// names the rank that failed first.
 Error collective_failed(const std::string& what, const std::exception& e,
-                        const std::shared_ptr<detail::PeerWatch>& watch) {
+                        const std::shared_ptr<detail::PeerWatch>& watch, bool launcher_watches) {
   const std::string backend = compat::message_of(e);
   if (watch)
     if (auto lost = watch->explain()) return Error(what + " failed: " + *lost + " [" + backend + "]");
   return Error(what + " failed: " + backend +
-               " (a rank probably died, or the network between ranks broke)");
+               (launcher_watches
+                    ? " (another rank ended or was lost: spank_ddp's 'step ... failed:' line names "
+                      "the first)"
+                    : " (a rank probably died, or the network between ranks broke)"));
 }
 
 }  // namespace
@@ -59,7 +66,7 @@ void Pending::wait() {
   try {
     impl_->work->wait(impl_->timeout);
   } catch (const std::exception& e) {
-    throw collective_failed(impl_->what, e, impl_->watch);
+    throw collective_failed(impl_->what, e, impl_->watch, impl_->launcher_watches);
   }
   impl_.reset();
 }
@@ -138,6 +145,14 @@ c10::intrusive_ptr<compat::Backend> make_nccl(const Context& c,
 }
 #endif
 
+// The heartbeat between ranks (peer_watch.hpp): DDP_PEER_TIMEOUT, else off where spank_ddp's
+// failure watch runs (DDP_WATCH), which finds frozen ranks and lost nodes for any program and says
+// so once; two watches would each say it. Else the default.
+std::chrono::milliseconds peer_timeout(const EnvLookup& env, std::chrono::milliseconds fallback) {
+  if (env(c::kDdpWatch) && !env(c::kDdpPeerTimeout)) return std::chrono::milliseconds(0);
+  return env_seconds(env, c::kDdpPeerTimeout, fallback, true);
+}
+
 void check_device(const Context& c, c::Backend chosen) {
   if (chosen == c::Backend::Nccl && c.local_rank >= static_cast<int>(torch::cuda::device_count()))
     throw Error("LOCAL_RANK=" + std::to_string(c.local_rank) + " but this task sees " +
@@ -152,7 +167,7 @@ std::shared_ptr<Rendezvous> ProcessGroup::meet(const Context& c, ProcessGroupOpt
   o.rendezvous_timeout = env_seconds(env, c::kDdpRendezvousTimeout, o.rendezvous_timeout);
   // Every check that needs no other rank comes first: failing one needs no rendezvous.
   o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
-  o.peer_timeout = env_seconds(env, c::kDdpPeerTimeout, o.peer_timeout, true);
+  o.peer_timeout = peer_timeout(env, o.peer_timeout);
   check_device(c, choose_backend(c, o, /*warn=*/false));
   return Rendezvous::meet(c, o.rendezvous_timeout);
 }
@@ -168,13 +183,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   const Context& c = rendezvous->context();
   const EnvLookup env = o.env ? o.env : process_environment();
   o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
-  o.peer_timeout = env_seconds(env, c::kDdpPeerTimeout, o.peer_timeout, true);
+  o.peer_timeout = peer_timeout(env, o.peer_timeout);
   const c::Backend chosen = choose_backend(c, o);
   const std::string backend = c::backend_name(chosen);
   check_device(c, chosen);
 
   auto native = std::make_unique<Native>();
   native->store = rendezvous->native_->store;
+  native->launcher_watches = env(c::kDdpWatch).has_value();
   try {
 #ifdef USE_C10D_NCCL
     if (chosen == c::Backend::Nccl) native->backend = make_nccl(c, native->store, o.timeout);
@@ -227,6 +243,7 @@ Pending ProcessGroup::allreduce_sum(torch::Tensor& tensor, const char* what) {
   p.impl_->what = std::string("all-reduce of ") + what;
   p.impl_->timeout = timeout_;
   p.impl_->watch = native_->watch;
+  p.impl_->launcher_watches = native_->launcher_watches;
   try {
     p.impl_->work = native_->backend->allreduce(tensors, c10d::AllreduceOptions());
   } catch (const std::exception& e) {
@@ -249,7 +266,8 @@ void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
     try {
       native_->backend->broadcast(flat, options)->wait(timeout_);
     } catch (const std::exception& e) {
-      throw collective_failed("broadcast from rank " + std::to_string(root), e, native_->watch);
+      throw collective_failed("broadcast from rank " + std::to_string(root), e, native_->watch,
+                              native_->launcher_watches);
     }
     std::int64_t offset = 0;
     for (auto& t : group) {
@@ -265,7 +283,7 @@ void ProcessGroup::barrier() {
   try {
     native_->backend->barrier(c10d::BarrierOptions())->wait(timeout_);
   } catch (const std::exception& e) {
-    throw collective_failed("barrier", e, native_->watch);
+    throw collective_failed("barrier", e, native_->watch, native_->launcher_watches);
   }
 }
 

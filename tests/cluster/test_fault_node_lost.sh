@@ -3,9 +3,11 @@
 # when a node loses power). The ranks on n1 find n2's ranks silent and end within the peer
 # time-out plus a few seconds, naming both ranks of n2, although their collectives hang (the
 # collective time-out is left at its 300 s default). The link comes back before Slurm's own
-# SlurmdTimeout, so the node is not marked down and the lab stays usable.
+# SlurmdTimeout, so the node is not marked down and the lab stays usable. libddp's own model:
+# spank_ddp's failure watch is off (test_python_node_lost.sh has the watch).
 source "$(dirname "$0")/testlib.sh"
 need_trainer
+TRAINING_OPTS=(--ddp-watch=off)
 peer_timeout=8
 netns=ddplab-n2
 link_up() { ip -n "$netns" link set eth0 up; }

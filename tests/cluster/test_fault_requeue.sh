@@ -20,6 +20,10 @@ out=$(cat "$WORK/out")
 echo "$out"
 restarts=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')
 [ "$restarts" = 1 ] || fail "expected 1 restart, Slurm counts '$restarts'"
+# torchrun's restart count follows Slurm's; the run id stays the job's step.
+read -r count run_id <"$WORK/torchelastic.0"
+[ "$count" = 1 ] && [ "$run_id" = "$jobid.0" ] ||
+  fail "the requeued ranks got TORCHELASTIC_RESTART_COUNT=$count TORCHELASTIC_RUN_ID=$run_id"
 before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '] Epoch [0-9]*/6 completed')
 resumed_at=$(resumed_after "$out")
 [ -n "$resumed_at" ] && [ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||

@@ -31,7 +31,7 @@ grep -q 'DDP_CPUS=unset' <<<"$out" || fail "--ddp-bind=none still pinned: $out"
 
 # The node's topology as a cached XML file: the plugin loads it instead of probing the machine.
 lstopo-no-graphics --of xml "$WORK/node.xml" || fail "lstopo could not export this machine"
-DDP_SPANK_ARGS="topology=$WORK/node.xml" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
+DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }topology=$WORK/node.xml" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
 restore() { "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true; }
 trap 'restore; rm -rf "$WORK"' EXIT
 out=$(timeout 60 "$RUN" srun --ddp -N1 -n2 "$WORK/show.sh" 2>&1) || fail "srun with topology=: $out"

@@ -30,7 +30,7 @@ restore() {
   "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true
 }
 trap 'restore; rm -rf "$WORK"' EXIT
-DDP_SPANK_ARGS="profile_dir=$WORK/profiles" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
+DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }profile_dir=$WORK/profiles" "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart"
 
 show='echo "prof host=$(hostname) DDP_PROFILE=$DDP_PROFILE NCCL_SOCKET_IFNAME=$NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME=$GLOO_SOCKET_IFNAME NCCL_IB_DISABLE=${NCCL_IB_DISABLE-unset} NCCL_NET=${NCCL_NET-unset} NCCL_PROTO=${NCCL_PROTO-unset}"'
 out=$(timeout 60 "$RUN" srun --ddp-profile=lab-ethernet -N2 -n2 bash -c "$show" 2>&1) || fail "srun: $out"

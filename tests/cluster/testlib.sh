@@ -57,27 +57,29 @@ need_trainer() {
 }
 
 # trainer_job FILE [VAR=VALUE...]: a batch script that runs ddp-cifar100 with its arguments under
-# srun, the variables exported, each task's PID in $WORK/pid.RANK (exec keeps it).
+# srun, the variables exported, each task's PID in $WORK/pid.RANK (exec keeps it) and its
+# torchrun restart count and run id in $WORK/torchelastic.RANK.
 trainer_job() {
   local file=$1 v
   shift
   {
     echo '#!/bin/bash'
     for v in "$@"; do echo "export $v"; done
-    echo "srun bash -c 'echo \$\$ >\"$WORK/pid.\$RANK\"; exec \"\$0\" \"\$@\"' \"$BIN\" \"\$@\""
+    echo "srun bash -c 'echo \$\$ >\"$WORK/pid.\$RANK\"; echo \$TORCHELASTIC_RESTART_COUNT \$TORCHELASTIC_RUN_ID >\"$WORK/torchelastic.\$RANK\"; exec \"\$0\" \"\$@\"' \"$BIN\" \"\$@\""
   } >"$file"
   chmod +x "$file"
 }
 
 # start_training EPOCHS [VAR=VALUE...]: ddp-cifar100 for EPOCHS epochs as a batch job of 2 nodes x
-# 2 ranks (no requeue, output in $WORK/out, job id in JOBID) with the variables exported; returns
-# once epoch 1 is done. On exit the job is cancelled and $WORK removed, after the test's own
-# AT_EXIT command when it set one (to undo what it broke).
+# 2 ranks (no requeue, output in $WORK/out, job id in JOBID) with the variables exported and the
+# sbatch options in TRAINING_OPTS; returns once epoch 1 is done. On exit the job is cancelled and
+# $WORK removed, after the test's own AT_EXIT command when it set one (to undo what it broke).
 start_training() {
   local epochs=$1
   shift
   trainer_job "$WORK/job.sh" "$@"
   JOBID=$("$RUN" sbatch --parsable --no-requeue --ddp-nodes=2 --ddp-gpus=2 -o "$WORK/out" \
+    ${TRAINING_OPTS[@]+"${TRAINING_OPTS[@]}"} \
     "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs "$epochs")
   trap 'eval "${AT_EXIT:-true}"; "$RUN" scancel "$JOBID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
   wait_for_line "$WORK/out" "] Epoch 1/$epochs completed" 120 ||
@@ -126,6 +128,18 @@ wait_job_gone() {
   local i
   for ((i = 0; i < $2 * 5; i++)); do
     [ -z "$("$RUN" squeue -h -j "$1" 2>/dev/null)" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# processes_gone USER COMMANDS SECONDS: true once USER runs no process whose name matches the awk
+# pattern COMMANDS (e.g. 'python3|ddp-watch'); LIVE holds what was left otherwise.
+processes_gone() {
+  local i
+  for ((i = 0; i < $3 * 5; i++)); do
+    LIVE=$(ps -u "$1" -o pid=,comm= | awk -v p="$2" '$2 ~ p' || true)
+    [ -z "$LIVE" ] && return 0
     sleep 0.2
   done
   return 1

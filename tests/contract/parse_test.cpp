@@ -118,3 +118,11 @@ TEST(Quoted, EscapesControlCharactersAndCutsLongInput) {
   EXPECT_EQ(p::quoted("a\nb"), "'a\\x0ab'");
   EXPECT_EQ(p::quoted(std::string(100, 'x')).size(), 64u + 2 + 3);
 }
+
+TEST(FormatIndexList, RangesSortedOnceAndReadBack) {
+  EXPECT_EQ(ddp::plan::format_index_list({3, 2, 0, 1, 8, 10, 11, 8}), "0-3,8,10-11");
+  EXPECT_EQ(ddp::plan::format_index_list({5}), "5");
+  EXPECT_EQ(ddp::plan::format_index_list({}), "");
+  EXPECT_EQ(ddp::plan::parse_index_list("x", ddp::plan::format_index_list({4, 6, 5, 9}), 100),
+            (std::vector<unsigned>{4, 5, 6, 9}));
+}

@@ -7,8 +7,8 @@ using namespace ddp::monitor;
 
 TEST(MonitorControl, MessagesAndLines) {
   LineBuffer in;
-  const std::string text = task_message(1, 5, 4242) + hello_message(77, 123456) + "sampler 77\n" +
-                           kDoneMessage + "future 1 2\n" + "task x";
+  const std::string text = task_message(1, 5, 4242, 99) + hello_message(77, 123456) +
+                           "sampler 77\n" + kDoneMessage + "future 1 2\n" + "task x";
   in.feed(text.data(), 10);
   in.feed(text.data() + 10, text.size() - 10);
   auto m = parse_control(*in.next());
@@ -17,6 +17,7 @@ TEST(MonitorControl, MessagesAndLines) {
   EXPECT_EQ(m->local, 1);
   EXPECT_EQ(m->global, 5);
   EXPECT_EQ(m->pid, 4242);
+  EXPECT_EQ(m->start_time, 99u);
   m = parse_control(*in.next());
   EXPECT_EQ(m->kind, ControlMessage::Kind::Hello);
   EXPECT_EQ(m->start_time, 123456u);
@@ -26,6 +27,13 @@ TEST(MonitorControl, MessagesAndLines) {
   EXPECT_FALSE(in.next());                  // "task x" has no newline yet
   EXPECT_FALSE(parse_control("task 0 0 -1"));
   EXPECT_FALSE(parse_control("hello 0 1"));
+  EXPECT_EQ(parse_control("task 1 2 3")->start_time, 0u);  // START is the watch's; optional
+  const auto exit = parse_control(exit_message(1, 5, 0x0900, 1700000000000000001));
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->kind, ControlMessage::Kind::Exit);
+  EXPECT_EQ(exit->status, 0x0900);
+  EXPECT_EQ(exit->wall_ns, 1700000000000000001);
+  EXPECT_FALSE(parse_control("exit 1 2"));
 }
 
 // What slurmstepd reads from a sampler is bounded: a line, and the whole say.
@@ -57,7 +65,7 @@ TEST(MonitorControl, AFloodOfLinesStopsAtTheBudget) {
 
 TEST(MonitorControl, ALineInManySmallPiecesIsWhole) {
   LineBuffer in;
-  const std::string text = task_message(3, 9, 123);
+  const std::string text = task_message(3, 9, 123, 0);
   for (char c : text) in.feed(&c, 1);
   const auto m = parse_control(*in.next());
   ASSERT_TRUE(m);

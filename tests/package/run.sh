@@ -11,7 +11,7 @@
 #   3. dpkg -r keeps only the plugin's conffiles, dpkg --purge leaves nothing.
 # Nothing here names a Slurm or LibTorch version or soname: they are read from the build and from
 # dpkg, so the check runs on every platform the project builds on (Debian 12: Slurm 22.05,
-# LibTorch 1.13; Debian 13: Slurm 24.11, LibTorch 2.6).
+# LibTorch 1.13; Debian 13: Slurm 24.11, LibTorch 2.6; forky/sid: Slurm 26.05, LibTorch 2.14).
 #
 # It leaves the machine as it found it, also on failure or Ctrl-C: the packages are purged,
 # packages apt pulled in for them are removed again, the test cluster is taken down.
@@ -149,7 +149,7 @@ if grep -Eiq 'torch|libddp|ddp-cifar100' <<<"$depends"; then fail "the plugin pa
 # libslurm, hwloc, yaml-cpp of this distribution).
 dpkg-deb -x "$plugin_deb" "$WORK/plugin-files"
 mapfile -t plugin_elves < <(find "$WORK/plugin-files" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
-expected_elves="ddp-monitor ddp-plan ddp-report spank_ddp.so"
+expected_elves="ddp-monitor ddp-plan ddp-report ddp-watch spank_ddp.so"
 [ "$(printf '%s\n' "${plugin_elves[@]}" | xargs -n1 basename | sort | tr '\n' ' ')" = "$expected_elves " ] ||
   fail "expected the programs $expected_elves in the plugin package: ${plugin_elves[*]}"
 needed_pkgs=$(owners_of_needed "${plugin_elves[@]}")
@@ -293,8 +293,9 @@ profile_dir=$(dirname "$(installed '/ddp/profiles/vega\.yaml$')")
 plan_bin=$(installed '/bin/ddp-plan$')
 report_bin=$(installed '/bin/ddp-report$')
 sampler=$(installed '/libexec/slurm-ddp/ddp-monitor$')
-for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin" "$report_bin" "$sampler"; do
-  [ -n "$f" ] && [ -e "$f" ] || fail "the plugin package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor"
+watch=$(installed '/libexec/slurm-ddp/ddp-watch$')
+for f in "$plugin" "$snippet" "$cli_filter" "$profile_dir" "$plan_bin" "$report_bin" "$sampler" "$watch"; do
+  [ -n "$f" ] && [ -e "$f" ] || fail "the plugin package lacks one of spank_ddp.so, ddp.conf, cli_filter.lua, profiles, ddp-plan, ddp-report, ddp-monitor, ddp-watch"
 done
 printf '%s\n' "plugin      $plugin" "snippet     $snippet" "cli_filter  $cli_filter" \
   "profiles    $profile_dir" "ddp-plan    $plan_bin"
@@ -381,8 +382,14 @@ fi
 # The monitor test: the installed ddp-report, the sampler the installed plugin finds by itself
 # (DDP_TEST_MONITOR_BIN empty: no monitor= argument), and the build tree's fake NVML (not packaged).
 test_args+=(-DDDP_TEST_MONITOR_BIN= -DDDP_TEST_REPORT_BIN="$report_bin")
+# The failure watch likewise: the installed one, found by the installed plugin by itself.
+test_args+=(-DDDP_TEST_WATCH_BIN=)
 fake_nvml=$(find "$BUILD_DIR/tests/monitor" -name libnvidia-ml.so.1 -type f -print -quit 2>/dev/null || true)
 test_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")")
+# The preflight test's stand-in CUDA driver (not packaged), so that its GPU check runs here too:
+# on every platform the cluster tests run only here.
+fake_cuda=$(find "$BUILD_DIR/tests/preflight" -name libfake_cuda_driver.so -type f -print -quit 2>/dev/null || true)
+[ -z "$fake_cuda" ] || test_args+=(-DDDP_TEST_FAKE_LIBCUDA="$fake_cuda")
 cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
   -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
   -DDDP_TEST_PLAN_BIN="$plan_bin" "${test_args[@]}" >"$WORK/configure.log" 2>&1 ||

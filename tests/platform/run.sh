@@ -9,7 +9,9 @@
 #   sudo tests/platform/run.sh trixie --cuda   the CUDA build check: libddp and ddp-cifar100
 #                                              against libtorch-cuda-dev 2.6, NCCL 2.22, CUDA 12.4
 #                                              (build and link only: no GPU needed)
-#   sudo tests/platform/run.sh trixie [--cuda] --packages-only
+#   sudo tests/platform/run.sh sid             Debian forky/sid: Slurm 26.05, LibTorch 2.14 (CPU),
+#                                              GCC 16: the same as for trixie
+#   sudo tests/platform/run.sh trixie|sid [--cuda] --packages-only
 #                                              that check's root and packages, nothing built or
 #                                              run: CI makes them beside the Debian 12 build
 #
@@ -30,7 +32,7 @@ MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
 
 step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "platform: $*" >&2; exit 1; }
-usage() { echo "usage: $0 trixie [--cuda] [--packages-only]" >&2; exit 2; }
+usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only]" >&2; exit 2; }
 
 (($# >= 1)) || usage
 platform=$1
@@ -44,9 +46,17 @@ for a in "$@"; do
     *) usage ;;
   esac
 done
+apt_conf=
 case $platform in
   trixie) suite=trixie ;;
-  *) fail "unknown platform '$platform'; known: trixie" ;;
+  sid)
+    suite=sid
+    ((cuda == 0)) || fail "the CUDA build check runs on trixie (sid has no CUDA build of LibTorch 2.14)"
+    # The registry serves sid's Release file past its Valid-Until date (a week after it was
+    # signed); apt refuses such a file unless told to accept it. The signature is still checked.
+    apt_conf='Acquire::Check-Valid-Until "false";'
+    ;;
+  *) fail "unknown platform '$platform'; known: trixie, sid" ;;
 esac
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot, the test cluster): sudo $0 $platform"
 [ -d "$REPO/.git" ] || [ -f "$REPO/.git" ] || fail "$REPO is not a git checkout: the sources copied are git's"
@@ -79,7 +89,7 @@ path-include /usr/share/man/man8/spank-ddp.*
 path-exclude /usr/share/locale/*'
 # The recipe: what makes the base root. A changed recipe makes every root again.
 options=(--variant=minbase --components=main,contrib,non-free)
-recipe="debootstrap ${options[*]} $suite ROOT $MIRROR; dpkg: $(echo "$nodoc" | tr '\n' ',')"
+recipe="debootstrap ${options[*]} $suite ROOT $MIRROR; dpkg: $(echo "$nodoc" | tr '\n' ',')${apt_conf:+; apt: $apt_conf}"
 if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" != "$recipe" ]; then
   step "make a $suite root in $base (debootstrap ${options[*]} $suite ROOT $MIRROR)"
   rm -rf "$base" "$base.tmp"
@@ -91,6 +101,7 @@ if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" !=
   # apt keeps what it downloads (in the folder the roots share, enter.sh).
   rm -f "$base.tmp/etc/apt/apt.conf.d/docker-clean"
   echo "$nodoc" >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-nodoc"
+  [ -z "$apt_conf" ] || echo "$apt_conf" >"$base.tmp/etc/apt/apt.conf.d/ddp-platform"
   rm -f "$base.tmp"/var/cache/apt/archives/*.deb
   echo "$recipe" >"$base.tmp/etc/ddp-platform-recipe"
   mv "$base.tmp" "$base"

@@ -367,8 +367,16 @@ TEST(HostileProfile, AStrayCommaDoesNotHangTheParser) {
     EXPECT_TRUE(has(e, at + " is not valid YAML: ',' cannot start a value")) << e;
     EXPECT_TRUE(has(e, "Fix: delete it")) << e;
   }
-  EXPECT_TRUE(has(load_error(dir, "name: t\n,\n"), "is not valid YAML: end of map not found"));
-  EXPECT_TRUE(has(load_error(dir, "name: t\n---\n,\n"), ":3:1: holds more than one YAML document"));
+  // After a first value, yaml-cpp 0.7 reads on past the ',' and complains about what it was in;
+  // 0.9 stops at the ',' itself. Either way the place is named and nothing hangs.
+  const std::string after_map = load_error(dir, "name: t\n,\n");
+  EXPECT_TRUE(has(after_map, "is not valid YAML: end of map not found") ||
+              has(after_map, ":2:1: is not valid YAML: ',' cannot start a value"))
+      << after_map;
+  const std::string second = load_error(dir, "name: t\n---\n,\n");
+  EXPECT_TRUE(has(second, ":3:1: holds more than one YAML document") ||
+              has(second, ":3:1: is not valid YAML: ',' cannot start a value"))
+      << second;
   EXPECT_TRUE(has(load_error(dir, "# only a comment\n"), "is empty"));
   EXPECT_TRUE(has(load_error(dir, "---\n---\n"), "holds more than one YAML document"));
   EXPECT_EQ(load_error(dir, "---\nname: t\n...\n"), "");

@@ -89,7 +89,10 @@ TEST(Planner, UserSetLibraryVariablesWinButRankVariablesAlwaysOverwrite) {
   const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {});
   const auto task = plan_task(step, {0, 0}, {{0, 1}, std::nullopt});
   for (const auto& e : task.env) {
-    const bool user_may_override = e.name == "OMP_NUM_THREADS" || e.name == "CUDA_DEVICE_ORDER";
+    const bool user_may_override = e.name == "OMP_NUM_THREADS" || e.name == "CUDA_DEVICE_ORDER" ||
+                                   e.name == "ROLE_NAME" ||
+                                   e.name == "TORCH_NCCL_ASYNC_ERROR_HANDLING" ||
+                                   e.name == "NCCL_ASYNC_ERROR_HANDLING";
     EXPECT_EQ(e.overwrite, !user_may_override) << e.name;
   }
 }
@@ -290,4 +293,102 @@ TEST(Planner, ProfileHcaListAndTransportDecideNcclIbHca) {
   prof.transport = p::Transport::Ofi;  // Slingshot: NCCL_IB_HCA means nothing there
   step = p::plan_step(two_nodes_two_tasks(0), {}, {}, prof);
   EXPECT_EQ(env_of(plan_task(step, {0, 0}, {})).count("NCCL_IB_HCA"), 0u);
+}
+
+TEST(Planner, EveryVariableTorchrunsAgentGivesAWorker) {
+  auto facts = two_nodes_two_tasks(1);
+  facts.job_id = 42;
+  facts.step_id = 3;
+  facts.restart_count = 2;
+  const auto step = p::plan_step(facts, ddp_shape(2, 2), {});
+  const auto tasks = plan_node(step, {{0, 1}, std::string("0,1")});
+  for (const auto& t : tasks) {
+    const auto env = env_of(t);
+    EXPECT_EQ(env.at("GROUP_WORLD_SIZE"), "2");
+    EXPECT_EQ(env.at("ROLE_RANK"), env.at("RANK"));
+    EXPECT_EQ(env.at("ROLE_WORLD_SIZE"), env.at("WORLD_SIZE"));
+    EXPECT_EQ(env.at("ROLE_NAME"), "default");
+    EXPECT_EQ(env.at("TORCHELASTIC_RUN_ID"), "42.3");
+    EXPECT_EQ(env.at("TORCHELASTIC_RESTART_COUNT"), "2");
+    EXPECT_EQ(env.at("TORCHELASTIC_MAX_RESTARTS"), "0");
+    EXPECT_EQ(env.at("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+    EXPECT_EQ(env.at("NCCL_ASYNC_ERROR_HANDLING"), "1");
+    EXPECT_EQ(env.count("TORCHELASTIC_USE_AGENT_STORE"), 0u);  // no agent serves a store here
+    EXPECT_EQ(env.at("DDP_WATCH"), "45");
+  }
+  // Another step of the job, and another job, get another run id.
+  facts.step_id = 4;
+  EXPECT_EQ(env_of(plan_node(p::plan_step(facts, ddp_shape(2, 2), {}), {{0, 1}, std::nullopt})[0])
+                .at("TORCHELASTIC_RUN_ID"),
+            "42.4");
+}
+
+TEST(Planner, EachRankGetsItsOwnErrorFileInTheStepsPrivateDirectory) {
+  auto facts = two_nodes_two_tasks(1);
+  facts.watch_nonce = "0123456789abcdef";
+  facts.tmpdir = "/scratch/tmp";
+  const auto step = p::plan_step(facts, ddp_shape(2, 2), {});
+  const auto tasks = plan_node(step, {{0, 1}, std::nullopt});
+  EXPECT_EQ(env_of(tasks[0]).at("TORCHELASTIC_ERROR_FILE"),
+            "/scratch/tmp/ddp-42.0-0123456789abcdef/rank-2.json");
+  EXPECT_EQ(env_of(tasks[1]).at("TORCHELASTIC_ERROR_FILE"),
+            "/scratch/tmp/ddp-42.0-0123456789abcdef/rank-3.json");
+  // Without srun's nonce (an srun without the plugin) there is no directory to trust.
+  facts.watch_nonce.reset();
+  EXPECT_EQ(env_of(plan_node(p::plan_step(facts, ddp_shape(2, 2), {}), {{0, 1}, std::nullopt})[0])
+                .count("TORCHELASTIC_ERROR_FILE"),
+            0u);
+}
+
+TEST(Planner, TheWatchFollowsTheOptionOverTheProfile) {
+  auto options = ddp_shape(2, 2);
+  p::ResolvedProfile profile;
+  profile.name = "site";
+  profile.watch.timeout = 120;
+  auto step = p::plan_step(two_nodes_two_tasks(0), options, {}, profile);
+  ASSERT_TRUE(step.watch);
+  EXPECT_EQ(step.watch->timeout, 120u);
+  EXPECT_EQ(step.watch->reason, "profile site (watch.timeout)");
+  p::apply_user_option(options, "ddp-watch", "30");
+  step = p::plan_step(two_nodes_two_tasks(0), options, {}, profile);
+  EXPECT_EQ(step.watch->timeout, 30u);
+  EXPECT_EQ(step.watch->reason, "--ddp-watch=30");
+  p::apply_user_option(options, "ddp-watch", "off");
+  step = p::plan_step(two_nodes_two_tasks(0), options, {}, profile);
+  EXPECT_FALSE(step.watch);
+  EXPECT_EQ(env_of(plan_task(step, {0, 0}, {{0, 1}, std::nullopt})).count("DDP_WATCH"), 0u);
+  profile.watch.enabled = false;
+  EXPECT_FALSE(p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {}, profile).watch);
+  auto asked = ddp_shape(2, 2);
+  p::apply_user_option(asked, "ddp-watch", "");
+  EXPECT_TRUE(p::plan_step(two_nodes_two_tasks(0), asked, {}, profile).watch);
+}
+
+TEST(Planner, ASitesProfileValueBeatsTorchrunsDefault) {
+  p::ResolvedProfile profile;
+  profile.name = "site";
+  profile.env.push_back({"TORCH_NCCL_ASYNC_ERROR_HANDLING", "3", false});
+  const auto step = p::plan_step(two_nodes_two_tasks(0), ddp_shape(2, 2), {}, profile);
+  const auto task = plan_task(step, {0, 0}, {{0, 1}, std::nullopt});
+  // Applied in order without overwriting: the first value of a name is the one that stays.
+  for (const auto& e : task.env)
+    if (e.name == "TORCH_NCCL_ASYNC_ERROR_HANDLING") {
+      EXPECT_EQ(e.value, "3");
+      break;
+    }
+}
+
+TEST(Planner, TheWatchTokenTravelsAsKeyAndNonce) {
+  const auto token = p::new_watch_token();
+  EXPECT_EQ(token.key.size(), 32u);
+  EXPECT_EQ(token.nonce.size(), 16u);
+  EXPECT_NE(p::new_watch_token().key, token.key);
+  const auto back = p::decode_watch_token(p::encode_watch_token(token));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->key, token.key);
+  EXPECT_EQ(back->nonce, token.nonce);
+  EXPECT_FALSE(p::decode_watch_token(""));
+  EXPECT_FALSE(p::decode_watch_token(token.key));
+  EXPECT_FALSE(p::decode_watch_token(token.key + "." + token.nonce + "0"));
+  EXPECT_FALSE(p::decode_watch_token(token.key + ".../../etc/x"));
 }

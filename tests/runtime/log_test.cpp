@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -167,4 +170,33 @@ TEST(LogEnv, TheDefaultLoggerReadsIt) {
   ::unsetenv("DDP_LOG_ALL_RANKS");
   EXPECT_TRUE(log.prints(LogLevel::Info));
   EXPECT_FALSE(Logger(rank_of(3, 4)).prints(LogLevel::Info));
+}
+
+// The first error is the rank's word for the failure watch: written where torch's @record would
+// write a Python exception (TORCHELASTIC_ERROR_FILE), in torch's format; later errors leave it.
+TEST(Logger, TheFirstErrorGoesToTheErrorFileInTorchsFormat) {
+  char dir[] = "/tmp/ddp-log-test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/rank-1.json";
+  setenv("TORCHELASTIC_ERROR_FILE", file.c_str(), 1);
+  Context ctx;
+  ctx.rank = 1;
+  ctx.world_size = 2;
+  std::vector<std::string> seen;
+  Logger log(ctx, false, [&](LogLevel, const std::string& lines) { seen.push_back(lines); });
+  log.warn("not an error");
+  log.error("all-reduce of gradients failed: \"quoted\"");
+  log.error("a later error");
+  unsetenv("TORCHELASTIC_ERROR_FILE");
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str().rfind(R"({"message":{"extraInfo":{"py_callstack":"","timestamp":")", 0), 0u)
+      << text.str();
+  EXPECT_NE(text.str().find(R"("message":"all-reduce of gradients failed: \"quoted\""})"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(seen.size(), 2u);  // the errors are still logged
+  unlink(file.c_str());
+  rmdir(dir);
 }

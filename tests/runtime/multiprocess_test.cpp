@@ -302,3 +302,51 @@ TEST(PeerWatch, RanksEndingAtDifferentTimesAreNotLost) {
     EXPECT_NE(res.output.find(" done"), std::string::npos) << res.output;
   }
 }
+
+// Under spank_ddp's failure watch (DDP_WATCH on every task), lost and frozen ranks are the watch's
+// to judge and say, once: libddp's own heartbeat stays off unless DDP_PEER_TIMEOUT asks for it,
+// and a failed collective points at the watch's verdict instead of naming a rank itself.
+TEST(UnderTheLaunchersWatch, ACollectiveThatFailsPointsAtTheWatchsVerdict) {
+  const int port = free_port();
+  const std::map<std::string, std::string> env{{"DDP_WATCH", "45"}};
+  std::vector<Worker> workers, lost;
+  for (int r = 0; r < 3; ++r)
+    (r == 2 ? lost : workers).push_back(spawn(r, 3, "127.0.0.1", port, {"lose", "kill", "2"}, env));
+  const auto results = collect(workers, 40);
+  collect(lost);
+  for (const auto& res : results) {
+    EXPECT_NE(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find("spank_ddp's 'step ... failed:' line names the first"), std::string::npos)
+        << res.output;
+    EXPECT_EQ(res.output.find("stopped responding"), std::string::npos) << res.output;
+    EXPECT_LT(res.seconds, 10) << res.output;
+  }
+}
+
+TEST(UnderTheLaunchersWatch, AStoppedRankIsLeftToTheWatchUnlessAsked) {
+  const int port = free_port();
+  const std::map<std::string, std::string> env{{"DDP_WATCH", "45"}};
+  std::vector<Worker> workers, lost;
+  for (int r = 0; r < 3; ++r)
+    (r == 2 ? lost : workers).push_back(spawn(r, 3, "127.0.0.1", port, {"lose", "stop", "2"}, env));
+  // Well past what libddp's heartbeat would have taken (3 s + a census): nobody ended.
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  for (const auto& w : workers) EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);
+  for (const auto& w : workers) kill(w.pid, SIGKILL);
+  kill(lost.front().pid, SIGKILL);
+  collect(workers);
+  collect(lost);
+
+  // DDP_PEER_TIMEOUT given: libddp's own watch, as without the launcher's.
+  const int port2 = free_port();
+  const std::map<std::string, std::string> asked{{"DDP_WATCH", "45"}, {"DDP_PEER_TIMEOUT", "3"}};
+  workers.clear();
+  lost.clear();
+  for (int r = 0; r < 3; ++r)
+    (r == 2 ? lost : workers).push_back(spawn(r, 3, "127.0.0.1", port2, {"lose", "stop", "2"}, asked));
+  const auto results = collect(workers, 40);
+  kill(lost.front().pid, SIGKILL);
+  collect(lost);
+  for (const auto& res : results)
+    EXPECT_NE(res.output.find("stopped responding"), std::string::npos) << res.output;
+}

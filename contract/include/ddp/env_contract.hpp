@@ -23,6 +23,30 @@ inline constexpr const char* kNodeRank = "NODE_RANK";    // the same value, the 
 inline constexpr const char* kMasterAddr = "MASTER_ADDR";
 inline constexpr const char* kMasterPort = "MASTER_PORT";
 
+// The rest of what torchrun's agent gives each worker (torch 2.6, torch/distributed/elastic/agent/
+// server/local_elastic_agent.py, _start_workers; start_processes adds the error file), with
+// torchrun's meaning. One role ("default", torchrun's --role), so the role's rank and size are
+// the step's; a group is a node.
+inline constexpr const char* kGroupWorldSize = "GROUP_WORLD_SIZE";  // nodes in the step
+inline constexpr const char* kRoleRank = "ROLE_RANK";                // = RANK
+inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";     // = WORLD_SIZE
+inline constexpr const char* kRoleName = "ROLE_NAME";
+inline constexpr const char* kDefaultRoleName = "default";
+// The same on every rank of a step and different for every step and job: "JOB.STEP". Its
+// presence is what torch.distributed.is_torchelastic_launched() tests.
+inline constexpr const char* kTorchelasticRunId = "TORCHELASTIC_RUN_ID";
+inline constexpr const char* kTorchelasticRestartCount = "TORCHELASTIC_RESTART_COUNT";  // requeues
+inline constexpr const char* kTorchelasticMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";    // 0: none
+// Where torch's @record writes the rank's exception, for the failure watch to report.
+inline constexpr const char* kTorchelasticErrorFile = "TORCHELASTIC_ERROR_FILE";
+// NCCL errors and time-outs end the process instead of hanging it: the name since torch 2.2, and
+// the one torch 1.x reads.
+inline constexpr const char* kTorchNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
+inline constexpr const char* kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";
+// Never set, and removed from tasks: torchrun sets it when its agent serves the store at
+// MASTER_ADDR:MASTER_PORT, and a program told so waits for an agent that does not exist here.
+inline constexpr const char* kTorchelasticUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
+
 // Library settings the plugin decides per task.
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
 inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";
@@ -39,6 +63,7 @@ inline constexpr const char* kDdpGpuBusId = "DDP_GPU_BUSID";       // PCI bus id
 inline constexpr const char* kDdpNic = "DDP_NIC";                  // "mlx5_0:1 PIX": NIC and path
 inline constexpr const char* kDdpCpus = "DDP_CPUS";                // CPUs the task is pinned to
 inline constexpr const char* kDdpProfile = "DDP_PROFILE";          // cluster profile, or "none"
+inline constexpr const char* kDdpWatch = "DDP_WATCH";              // the failure watch's time-out (s)
 
 // The network settings the plugin derives from the topology and the profile; a value the user set
 // wins, and a profile may not set them (it names interfaces and HCAs in its network section).
@@ -57,7 +82,9 @@ inline const std::vector<std::string>& rank_variable_names() {
       kRank,       kLocalRank,    kWorldSize,    kLocalWorldSize, kGroupRank,
       kNodeRank,   kMasterAddr,   kMasterPort,   kDdpBackend,     kDdpNodes,
       kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher,    kDdpGpuBusId,
-      kDdpNic,     kDdpCpus,      kDdpProfile};
+      kDdpNic,     kDdpCpus,      kDdpProfile,   kDdpWatch,       kGroupWorldSize,
+      kRoleRank,   kRoleWorldSize, kTorchelasticRunId, kTorchelasticRestartCount,
+      kTorchelasticMaxRestarts, kTorchelasticErrorFile, kTorchelasticUseAgentStore};
   return names;
 }
 
@@ -84,6 +111,8 @@ struct TaskContract {
   std::string master_addr;
   unsigned master_port = 0;
   Backend backend = Backend::Gloo;
+  std::string run_id;          // "JOB.STEP"
+  unsigned restart_count = 0;  // how often Slurm requeued the job
 
   std::vector<std::pair<std::string, std::string>> to_env() const {
     return {
@@ -97,8 +126,22 @@ struct TaskContract {
         {kMasterPort, std::to_string(master_port)},
         {kDdpBackend, backend_name(backend)},
         {kDdpNodes, std::to_string(nodes)},
+        {kGroupWorldSize, std::to_string(nodes)},
+        {kRoleRank, std::to_string(rank)},
+        {kRoleWorldSize, std::to_string(world_size)},
+        {kTorchelasticRunId, run_id},
+        {kTorchelasticRestartCount, std::to_string(restart_count)},
+        {kTorchelasticMaxRestarts, "0"},
     };
   }
 };
+
+// torchrun's settings a worker gets unless its environment (or the site's profile) says
+// otherwise.
+inline std::vector<std::pair<std::string, std::string>> torchrun_defaults() {
+  return {{kRoleName, kDefaultRoleName},
+          {kTorchNcclAsyncErrorHandling, "1"},
+          {kNcclAsyncErrorHandling, "1"}};
+}
 
 }  // namespace ddp::contract

@@ -4,6 +4,7 @@
 #include "names.hpp"
 #include "parse.hpp"
 #include "sampler_args.hpp"
+#include "watch_args.hpp"
 
 namespace ddp::plan {
 namespace {
@@ -46,6 +47,21 @@ MonitorRequest parse_monitor(std::string_view value) {
     throw PlanError(opt(kOptMonitor) + "=" + quoted(value) +
                     " is not a sampling interval; allowed: " + range +
                     " seconds, or off (no monitoring, even where the profile turns it on)");
+  }
+}
+
+WatchRequest parse_watch(std::string_view value) {
+  if (value.empty()) return {};
+  if (value == "off") return {false, std::nullopt};
+  try {
+    return {true, static_cast<unsigned>(parse_unsigned(opt(kOptWatch), value, watch::kMinTimeout,
+                                                       watch::kMaxTimeout))};
+  } catch (const PlanError&) {
+    throw PlanError(opt(kOptWatch) + "=" + quoted(value) +
+                    " is not a time-out; allowed: " + std::to_string(watch::kMinTimeout) + ".." +
+                    std::to_string(watch::kMaxTimeout) +
+                    " seconds (how long a rank may stay frozen or a node silent), or off (no "
+                    "failure watch: a failed rank no longer ends the step)");
   }
 }
 
@@ -112,6 +128,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.preflight = value.empty() || parse_yes_no(opt(name), value);
   } else if (name == kOptMonitor) {
     options.monitor = parse_monitor(value);
+  } else if (name == kOptWatch) {
+    options.watch = parse_watch(value);
   } else {
     throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }
@@ -137,7 +155,7 @@ PortRange parse_port_range(std::string_view what, std::string_view text) {
 namespace {
 constexpr const char* kPlugstackKeys =
     "keys: profile_dir, default_profile, port_range, user_profiles, topology, activate, "
-    "node_facts_dir, monitor, preflight";
+    "node_facts_dir, monitor, preflight, watch";
 }  // namespace
 
 PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
@@ -199,6 +217,11 @@ PlugstackConfig parse_plugstack_args(const std::vector<std::string>& args) {
         throw PlanError("plugstack.conf monitor=" + quoted(value) +
                         " must be the absolute path of the ddp-monitor program");
       config.monitor_program = value;
+    } else if (key == "watch") {
+      if (value.empty() || value.front() != '/')
+        throw PlanError("plugstack.conf watch=" + quoted(value) +
+                        " must be the absolute path of the ddp-watch program");
+      config.watch_program = value;
     } else {
       throw PlanError("plugstack.conf argument " + quoted(key) +
                       " is unknown; " + kPlugstackKeys);

@@ -22,6 +22,12 @@ struct MonitorRequest {
   std::optional<unsigned> interval;  // seconds; unset: the profile's, else the default
 };
 
+// --ddp-watch[=SECONDS|off]: the failure watch (watch/): on by default for every DDP step.
+struct WatchRequest {
+  bool on = true;                   // off: no watch, not even when the profile has one
+  std::optional<unsigned> timeout;  // seconds; unset: the profile's, else the default
+};
+
 // The user's options. Every field stays unset until the user gives it, so the planner can tell
 // "asked for" from "default".
 struct UserOptions {
@@ -36,6 +42,7 @@ struct UserOptions {
   std::optional<Bind> bind;
   bool verbose = false;
   std::optional<MonitorRequest> monitor;
+  std::optional<WatchRequest> watch;
   std::optional<bool> preflight;  // --ddp-preflight[=yes|no]; unset: the profile decides
 };
 
@@ -50,6 +57,7 @@ inline constexpr const char* kOptBind = "ddp-bind";
 inline constexpr const char* kOptVerbose = "ddp-verbose";
 inline constexpr const char* kOptMonitor = "ddp-monitor";
 inline constexpr const char* kOptPreflight = "ddp-preflight";
+inline constexpr const char* kOptWatch = "ddp-watch";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
 inline constexpr const char* kDdpOff = "off";
@@ -77,6 +85,7 @@ struct PlugstackConfig {
   std::string node_facts_dir = "/run/slurm-ddp";
   std::optional<std::string> monitor_program;  // monitor=PATH; unset: the installed ddp-monitor
   std::optional<std::string> preflight_program;  // preflight=PATH; unset: the installed ddp-preflight
+  std::optional<std::string> watch_program;  // watch=PATH; unset: the installed ddp-watch
 };
 
 // Strict: an unknown key, a missing '=', or a bad value is an error that names the argument.

@@ -60,6 +60,7 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   plan.options = options;
   plan.profile = profile;
   plan.monitor = plan_monitor(options, profile);
+  plan.watch = plan_watch(options, profile, facts);
   // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
   plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
                      profile.host_suffix.value_or("");
@@ -132,6 +133,8 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   c.master_addr = step.master_addr;
   c.master_port = step.port.port;
   c.backend = backend;
+  c.run_id = std::to_string(f.job_id) + "." + std::to_string(f.step_id);
+  c.restart_count = f.restart_count;
   if (task.local_id < ngpus) plan.gpu = gpus.step_gpus[task.local_id];
   plan.omp_threads = std::max(1u, f.cpus_on_node / f.local_tasks);
   if (task.local_id < placement.ranks.size()) {
@@ -176,6 +179,15 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   }
   plan.env.push_back({contract::kDdpProfile, prof.name.empty() ? "none" : prof.name, true});
   for (const auto& v : prof.env) plan.env.push_back({v.name, v.value, v.forced});
+  // After the profile's: a site's value for these beats torchrun's default, a user's beats both.
+  for (auto& [name, value] : contract::torchrun_defaults()) plan.env.push_back({name, value, false});
+  if (step.watch) {
+    plan.watch_timeout = step.watch->timeout;
+    plan.env.push_back({contract::kDdpWatch, std::to_string(step.watch->timeout), true});
+    if (!step.watch->error_dir.empty())
+      plan.env.push_back({contract::kTorchelasticErrorFile,
+                          watch::error_file(step.watch->error_dir, c.rank), true});
+  }
   // nvidia-smi, NCCL and Slurm number GPUs by PCI bus id; CUDA's default (fastest first) would
   // make cuda:LOCAL_RANK a different GPU than the one Slurm and the plan name.
   plan.env.push_back({contract::kCudaDeviceOrder, "PCI_BUS_ID", false});
@@ -204,7 +216,8 @@ std::string TaskPlan::summary() const {
   if (!gpu_busid.empty()) s << " (" << gpu_busid << ")";
   if (!nic.empty()) s << " nic " << nic << " " << nic_path;
   s << " cpus " << (cpus.empty() ? std::string("unbound") : format_cpu_list(cpus)) << " omp "
-    << omp_threads;
+    << omp_threads << " run " << contract.run_id << " restarts " << contract.restart_count
+    << " watch " << (watch_timeout ? std::to_string(*watch_timeout) + "s" : std::string("off"));
   return s.str();
 }
 

@@ -8,6 +8,7 @@
 
 #include "ddp/env_contract.hpp"
 #include "monitor_plan.hpp"
+#include "watch_plan.hpp"
 #include "options.hpp"
 #include "placement.hpp"
 #include "profile.hpp"
@@ -32,6 +33,7 @@ struct StepPlan {
   std::string master_addr;
   PortChoice port;
   std::optional<MonitorPlan> monitor;  // --ddp-monitor, or the profile's monitor.enabled
+  std::optional<WatchPlan> watch;      // the failure watch, unless --ddp-watch=off
 };
 
 struct TaskPlan {
@@ -43,6 +45,7 @@ struct TaskPlan {
   CpuList cpus;                 // CPUs to pin the task to; empty = leave Slurm's binding
   unsigned omp_threads = 1;
   std::vector<EnvSetting> env;
+  std::optional<unsigned> watch_timeout;  // the failure watch's, when the step has one
   std::string summary() const;  // one line for --ddp-verbose and logs
 };
 

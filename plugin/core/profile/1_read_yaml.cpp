@@ -223,6 +223,15 @@ YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
                 "; inside it write a quote as '' in single quotes or \\\" in double quotes");
 }
 
+// A value that starts with a character no value may start with (a stray ',').
+[[noreturn]] void fail_stray(const std::string& path, const std::string& text,
+                             const YAML::Mark& mark) {
+  const auto pos = static_cast<std::size_t>(std::max(mark.pos, 0));
+  fail_file(position(path, mark),
+            "is not valid YAML: " + quoted(text.substr(pos, 1)) + " cannot start a value",
+            "delete it, or write the list it belongs to in [...]");
+}
+
 }  // namespace
 
 std::string read_profile_text(const std::string& path) { return read_text(path); }
@@ -248,12 +257,7 @@ YAML::Node read_document(const std::string& path, const std::string& text) {
       if (!parser.HandleNextDocument(events)) break;
       starts.push_back(events.mark);
     }
-    if (starts.size() == 2 && starts[0].pos == starts[1].pos) {
-      const auto pos = static_cast<std::size_t>(std::max(starts[1].pos, 0));
-      fail_file(position(path, starts[1]),
-                "is not valid YAML: " + quoted(text.substr(pos, 1)) + " cannot start a value",
-                "delete it, or write the list it belongs to in [...]");
-    }
+    if (starts.size() == 2 && starts[0].pos == starts[1].pos) fail_stray(path, text, starts[1]);
     if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
     if (!starts.empty()) doc = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
@@ -267,6 +271,12 @@ YAML::Node read_document(const std::string& path, const std::string& text) {
     if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
     if (unclosed_flow && !first_doc.open_flows.empty())
       fail_unclosed(path, first_doc, first_doc.open_flows.back());
+    // yaml-cpp 0.9 refuses a stray ',' itself (0.7 loops on it, caught above), in
+    // its own words and with no fix: the same message on every version.
+    const auto pos = static_cast<std::size_t>(std::max(e.mark.pos, 0));
+    if (e.msg.find("cannot start with flow indicator") != std::string::npos &&
+        pos < text.size() && text[pos] == ',')
+      fail_stray(path, text, e.mark);
     fail_file(position(path, e.mark), "is not valid YAML: " + e.msg,
               "correct the YAML at that point; quote values that hold ':', '#', '[', '{' or "
               "start with '*', '&', '!' or '%'");

@@ -10,6 +10,7 @@
 #include "profile_rules.hpp"
 #include "profile_yaml.hpp"
 #include "sampler_args.hpp"
+#include "watch_args.hpp"
 
 namespace ddp::plan::profile_detail {
 namespace {
@@ -195,6 +196,13 @@ void parse_monitor(const Field& f, MonitorDefaults& m) {
   if (const auto x = find(e, "dir")) m.dir = checked(*x, profile_rules::monitor_dir);
 }
 
+void parse_watch(const Field& f, WatchDefaults& w) {
+  const auto e = f.entries({"enabled", "timeout"});
+  if (const auto x = find(e, "enabled")) w.enabled = x->boolean();
+  if (const auto x = find(e, "timeout"))
+    w.timeout = static_cast<unsigned>(x->integer(watch::kMinTimeout, watch::kMaxTimeout));
+}
+
 NodeOverride parse_override(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"match", "network", "binding", "env"});
   const auto match = find(e, "match");
@@ -224,7 +232,8 @@ ProfileFile parse_profile_text(const std::string& path, const std::string& text)
   const std::string& stem = *named;
   const Field root = Field::root(path, profile_yaml::read_document(path, text));
   const auto e = root.entries({"name", "description", "extends", "match", "rendezvous", "network",
-                               "binding", "env", "preflight", "nodes", "monitor"});
+                               "binding", "env", "preflight", "nodes", "monitor",
+                               "watch"});
   ProfileFile file;
   Profile& p = file.profile;
   p.files = {path};
@@ -245,6 +254,7 @@ ProfileFile parse_profile_text(const std::string& path, const std::string& text)
   if (const auto x = find(e, "preflight")) parse_preflight(*x, p.preflight);
   parse_settings(e, p.settings);
   if (const auto x = find(e, "monitor")) parse_monitor(*x, p.monitor);
+  if (const auto x = find(e, "watch")) parse_watch(*x, p.watch);
   if (const auto x = find(e, "nodes")) {
     file.has_nodes = true;
     for (const Field& item : x->items()) p.nodes.push_back(parse_override(item, listed));

@@ -39,6 +39,8 @@ Profile merged(Profile base, const ProfileFile& file) {
   if (child.monitor.enabled) base.monitor.enabled = child.monitor.enabled;
   if (child.monitor.interval) base.monitor.interval = child.monitor.interval;
   if (child.monitor.dir) base.monitor.dir = child.monitor.dir;
+  if (child.watch.enabled) base.watch.enabled = child.watch.enabled;
+  if (child.watch.timeout) base.watch.timeout = child.watch.timeout;
   return base;
 }
 

@@ -72,6 +72,7 @@ ResolvedProfile resolve_for_node(const Profile& profile, const std::string& host
   r.host_suffix = profile.host_suffix;
   r.preflight = profile.preflight;
   r.monitor = profile.monitor;
+  r.watch = profile.watch;
   NodeSettings s = profile.settings;
   for (const NodeOverride& o : profile.nodes) {
     if (!hostlist_contains(o.match, hostname)) continue;

@@ -57,6 +57,11 @@ json monitor_json(const MonitorDefaults& m) {
           {"dir", or_null(m.dir, text)}};
 }
 
+json watch_json(const WatchDefaults& w) {
+  return {{"enabled", or_null(w.enabled, [](bool b) { return b; })},
+          {"timeout", or_null(w.timeout, [](unsigned t) { return t; })}};
+}
+
 void add_settings(json& j, const NodeSettings& s) {
   j["network"] = network_json(s.socket_interfaces, s.transport, s.hca, s.hca_list);
   j["binding"] = binding_json(s.bind);
@@ -80,6 +85,7 @@ json profile_to_json(const Profile& p) {
     j["nodes"].push_back(node);
   }
   j["monitor"] = monitor_json(p.monitor);
+  j["watch"] = watch_json(p.watch);
   return j;
 }
 
@@ -97,6 +103,7 @@ json profile_to_json(const ResolvedProfile& r) {
   j["binding"] = binding_json(r.bind);
   j["env"] = env_json(r.env);
   j["monitor"] = monitor_json(r.monitor);
+  j["watch"] = watch_json(r.watch);
   return j;
 }
 

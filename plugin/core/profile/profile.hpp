@@ -76,6 +76,13 @@ struct MonitorDefaults {
   std::optional<std::string> dir;    // where the per-node files go; %u the user, %j the job id
 };
 
+// `watch:`, the site's defaults for the failure watch (--ddp-watch). Step-wide, not per node: the
+// head and every member must agree on the time-out.
+struct WatchDefaults {
+  std::optional<bool> enabled;      // false: no watch unless the user asks with --ddp-watch
+  std::optional<unsigned> timeout;  // seconds a rank may stay frozen or a node silent
+};
+
 // A profile with its `extends` chain already applied.
 struct Profile {
   std::string name;
@@ -88,6 +95,7 @@ struct Profile {
   NodeSettings settings;
   std::vector<NodeOverride> nodes;  // first match wins
   MonitorDefaults monitor;
+  WatchDefaults watch;
 };
 
 // Reads DIR/NAME.yaml and the profiles it extends. NAME is a name, never a path.
@@ -130,6 +138,7 @@ struct ResolvedProfile {
   std::optional<Bind> bind;
   std::vector<ProfileVariable> env;  // profile order, each name once
   MonitorDefaults monitor;
+  WatchDefaults watch;
 };
 
 ResolvedProfile resolve_for_node(const Profile& profile, const std::string& hostname);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parse.hpp"
 #include "topology.hpp"
 
 namespace ddp::plan {
@@ -16,21 +17,6 @@ CpuList process_affinity() {
   return cpus;
 }
 
-std::string format_cpu_list(const CpuList& cpus) {
-  CpuList sorted = cpus;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string out;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(sorted[i]);
-    // Pairs become "3-4" too, as the kernel writes them in Cpus_allowed_list.
-    if (j > i) out += '-' + std::to_string(sorted[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string format_cpu_list(const CpuList& cpus) { return format_index_list(cpus); }
 
 }  // namespace ddp::plan

@@ -23,6 +23,11 @@ struct StepFacts {
   std::string nodelist;      // SLURM_STEP_NODELIST, Slurm host list syntax
   std::string hostname;      // this node, for messages
   std::optional<std::string> resv_ports;  // SLURM_STEP_RESV_PORTS, when MpiParams=ports= is set
+  unsigned restart_count = 0;             // how often Slurm requeued the job (S_SLURM_RESTART_COUNT)
+  // The failure watch: srun's per-step nonce for the ranks' error file directory (unset from an
+  // srun without the plugin), and where that directory goes (the task's TMPDIR, else /tmp).
+  std::optional<std::string> watch_nonce;
+  std::string tmpdir = "/tmp";
   // srun found that the job's allocation has the asked DDP shape: a mismatch is then this step's
   // own, and the fix is --ddp=off or srun --ddp, not the cli_filter.
   bool job_has_shape = false;

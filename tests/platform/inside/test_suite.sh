@@ -16,7 +16,7 @@ phase "build: scripts/setup.sh"
 bash scripts/setup.sh
 # The suite in two parts, so that the cluster tests run once: the unit and multi-process tests
 # from the build tree, then the package check (tests/package/run.sh), which builds this platform's
-# packages (the plugin for Slurm 24.11), installs them, runs every cluster test against the
+# packages (the plugin for this release's Slurm series), installs them, runs every cluster test against the
 # installed files (the sanitizer test with the build tree's ASan plugin), builds a program against
 # the installed libddp, and removes them.
 phase "test: ctest --test-dir $BUILD_DIR -LE cluster --output-on-failure"

@@ -1,0 +1,88 @@
+// The failure watch in the plugin core: --ddp-watch, plugstack's watch=, the profile's `watch:`,
+// and what a node's ddp-watch is told.
+#include <gtest/gtest.h>
+
+#include "error.hpp"
+#include "planner.hpp"
+#include "profile.hpp"
+#include "profile_json.hpp"
+#include "profile_test_util.hpp"
+#include "watch_plan.hpp"
+
+namespace p = ddp::plan;
+using profile_test::error_of;
+using profile_test::TempDir;
+
+namespace {
+
+std::string option_error(const std::string& value) {
+  return error_of([&] {
+    p::UserOptions o;
+    p::apply_user_option(o, "ddp-watch", value);
+  });
+}
+
+}  // namespace
+
+TEST(WatchOption, ValuesAndRefusals) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp-watch", "");
+  ASSERT_TRUE(o.watch);
+  EXPECT_TRUE(o.watch->on);
+  EXPECT_FALSE(o.watch->timeout);
+  p::apply_user_option(o, "ddp-watch", "90");
+  EXPECT_EQ(o.watch->timeout, 90u);
+  p::apply_user_option(o, "ddp-watch", "off");
+  EXPECT_FALSE(o.watch->on);
+  EXPECT_NE(option_error("4").find("--ddp-watch='4' is not a time-out; allowed: 5..86400 seconds"),
+            std::string::npos);
+  EXPECT_NE(option_error("1m").find("or off"), std::string::npos);
+  EXPECT_EQ(p::parse_plugstack_args({"watch=/opt/ddp-watch"}).watch_program, "/opt/ddp-watch");
+  EXPECT_THROW(p::parse_plugstack_args({"watch=ddp-watch"}), p::PlanError);
+  EXPECT_EQ(p::watch_program({}), DDP_WATCH_PROGRAM_EXPECTED);
+}
+
+TEST(WatchProfile, TheWatchKeyIsCheckedMergedAndShown) {
+  TempDir dir;
+  dir.write("base.yaml", "name: base\nwatch: {enabled: true, timeout: 120}\n");
+  dir.write("child.yaml", "name: child\nextends: base\nwatch: {timeout: 60}\n");
+  const p::Profile child = p::load_profile(dir.path(), "child");
+  EXPECT_EQ(child.watch.enabled, true);
+  EXPECT_EQ(child.watch.timeout, 60u);
+  EXPECT_EQ(p::resolve_for_node(child, "n1").watch.timeout, 60u);
+  EXPECT_EQ(p::profile_to_json(child)["watch"].dump(), R"({"enabled":true,"timeout":60})");
+  const auto error = [&](const std::string& text) {
+    const std::string path = dir.write("t.yaml", "name: t\n" + text);
+    return error_of([&] { p::load_profile_file(path); });
+  };
+  EXPECT_NE(error("watch: {timeout: 1}\n").find("watch.timeout='1' is not a whole number in 5..86400"),
+            std::string::npos);
+  EXPECT_NE(error("watch: {interval: 3}\n").find("interval"), std::string::npos);
+}
+
+TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
+  p::StepFacts f;
+  f.job_id = 17;
+  f.step_id = 2;
+  f.nodes = 2;
+  f.node_id = 1;
+  f.nodelist = "gn[01-02]";
+  f.hostname = "gn02";
+  f.total_tasks = 8;
+  f.local_tasks = 4;
+  f.cpus_on_node = 8;
+  f.watch_nonce = "00112233aabbccdd";
+  const auto step = p::plan_step(f, {}, {});
+  ASSERT_TRUE(step.watch);
+  EXPECT_EQ(step.watch->reason, "default");
+  const auto a = p::watch_args(step, *step.watch);
+  EXPECT_EQ(ddp::watch::to_argv(a),
+            (std::vector<std::string>{"--job", "17", "--step", "2", "--node", "1", "--nodes", "2",
+                                      "--host", "gn02", "--world", "8", "--head", "gn01", "--port",
+                                      std::to_string(step.port.port), "--timeout", "45",
+                                      "--error-dir", "/tmp/ddp-17.2-00112233aabbccdd",
+                                      "--control-fd", "3"}));
+  // What the plugin tells it, the watch reads back.
+  EXPECT_EQ(ddp::watch::to_argv(ddp::watch::parse_watch_args(ddp::watch::to_argv(a))),
+            ddp::watch::to_argv(a));
+}

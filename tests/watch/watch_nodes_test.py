@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""ddp-watch as programs, without Slurm: this script plays slurmstepd on two or three "nodes"
+(each a ddp-watch with a socketpair as its control channel and `sleep` processes as its tasks,
+all on loopback) and checks what a failure, a frozen task, a silent node, a lost head and a
+normal end do: who ends, how fast, and the one verdict.
+
+usage: watch_nodes_test.py DDP_WATCH [SCENARIO...]"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+WATCH = sys.argv[1]
+KEY = "0123456789abcdef0123456789abcdef"
+FAILED = []
+
+
+def start_time(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+
+
+class Node:
+    """One node: its watch, its tasks, and the stand-in slurmstepd's end of the channel."""
+
+    def __init__(self, index, nodes, ranks, port, tmp, timeout=5, key=KEY):
+        self.index, self.ranks = index, ranks
+        self.stepd, child = socket.socketpair()
+        self.log = open(os.path.join(tmp, f"watch-{index}.log"), "w+")
+        self.tasks = {}
+        self.eof_sent = 0
+        self.said = b""
+        for local, rank in enumerate(ranks):
+            p = subprocess.Popen(["sleep", "1000"])
+            self.tasks[local] = (rank, p)
+        env = dict(os.environ, DDP_WATCH_KEY=key)
+        args = [WATCH, "--job", "42", "--step", "0", "--node", str(index), "--nodes", str(nodes),
+                "--host", f"n{index + 1}", "--world", str(nodes * len(ranks)), "--head", "127.0.0.1",
+                "--port", str(port), "--timeout", str(timeout), "--error-dir", tmp,
+                "--control-fd", str(child.fileno())]
+        self.watch = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log,
+                                      pass_fds=(child.fileno(),))
+        child.close()
+        for local, (rank, p) in self.tasks.items():
+            self.stepd.sendall(f"task {local} {rank} {p.pid} {start_time(p.pid)}\n".encode())
+
+    def end_task(self, local, status):
+        """As slurmstepd: reap it, tell the watch."""
+        self.stepd.sendall(f"exit {local} {self.tasks[local][0]} {status} {time.time_ns()}\n".encode())
+
+    def reap(self):
+        """Tell the watch about every task that ended since; EOF once all have."""
+        for local, (rank, p) in self.tasks.items():
+            if p.returncode is None and p.poll() is not None:
+                code = p.returncode
+                status = (-code) if code < 0 else (code << 8)
+                self.end_task(local, status)
+        if all(p.returncode is not None for _, p in self.tasks.values()) and self.stepd:
+            if not self.eof_sent:
+                self.stepd.shutdown(socket.SHUT_WR)
+                self.stepd.setblocking(False)
+                self.eof_sent = time.time()
+            try:
+                chunk = self.stepd.recv(100)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                self.said += chunk
+            if b"done" in self.said or chunk == b"" or time.time() - self.eof_sent > 5:
+                self.done_said = b"done" in self.said
+                self.stepd.close()
+                self.stepd = None
+
+    def running(self):
+        return [r for r, p in self.tasks.values() if p.poll() is None]
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        for _, p in self.tasks.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if self.watch.poll() is None:
+            self.watch.kill()
+        self.watch.wait()
+
+
+def check(what, ok, detail=""):
+    print(("ok   " if ok else "FAIL ") + what + ("" if ok else f"\n{detail}"))
+    if not ok:
+        FAILED.append(what)
+
+
+def run_until(nodes, seconds, done):
+    end = time.time() + seconds
+    while time.time() < end:
+        for n in nodes:
+            if n.stepd:
+                n.reap()
+        if done():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def cluster(tmp, nodes=2, per_node=2, timeout=5):
+    port = free_port()
+    return [Node(i, nodes, list(range(i * per_node, (i + 1) * per_node)), port, tmp, timeout)
+            for i in range(nodes)]
+
+
+def all_output(ns):
+    return "".join(n.output() for n in ns)
+
+
+def scenario_exit(tmp):
+    ns = cluster(tmp)
+    time.sleep(0.5)  # the watches meet
+    with open(os.path.join(tmp, "rank-3.json"), "w") as f:
+        f.write('{"message": {"message": "ValueError: bad batch", "extraInfo": {"py_callstack": '
+                '"Traceback:\\n  File \\"/w/train.py\\", line 57, in step\\nValueError\\n", '
+                '"timestamp": "1"}}}')
+    rank, p = ns[1].tasks[1]
+    t0 = time.time()
+    p.kill()
+    p.wait()
+    ns[1].tasks[1] = (rank, p)
+    # It "exited with code 1" as far as the watch knows (this stand-in reports what it likes).
+    p.returncode = 1
+    ns[1].end_task(1, 1 << 8)
+    ended = run_until(ns, 10, lambda: not any(n.running() for n in ns) and not any(n.stepd for n in ns))
+    took = time.time() - t0
+    out = all_output(ns)
+    check("exit: every other task ended within 10 s (%.1f s)" % took, ended, out)
+    check("exit: the verdict names rank 3 on n2 and its exception, once",
+          out.count("step 42.0 failed: rank 3 on n2 exited with code 1") == 1 and
+          "root cause: ValueError: bad batch (File \"/w/train.py\", line 57, in step)" in out, out)
+    check("exit: only the head speaks", ns[1].output() == "", ns[1].output())
+    check("exit: both watches said done to slurmstepd", all(getattr(n, "done_said", False) for n in ns))
+    for n in ns:
+        n.stop()
+
+
+def scenario_stopped(tmp):
+    ns = cluster(tmp, timeout=5)
+    time.sleep(0.3)
+    os.kill(ns[1].tasks[0][1].pid, signal.SIGSTOP)
+    t0 = time.time()
+    ended = run_until(ns, 15, lambda: not any(n.running() for n in ns) and not any(n.stepd for n in ns))
+    took = time.time() - t0
+    out = all_output(ns)
+    check("stopped: the step ended within time-out + 3 s (%.1f s)" % took, ended and took < 8, out)
+    check("stopped: the verdict names rank 2 on n2, stopped",
+          "rank 2 on n2 has been stopped (state T" in out and out.count("failed:") == 1, out)
+    for n in ns:
+        n.stop()
+
+
+def scenario_silent_member(tmp):
+    ns = cluster(tmp, timeout=5)
+    time.sleep(0.5)
+    os.kill(ns[1].watch.pid, signal.SIGSTOP)  # the node's watch freezes: as a frozen node
+    t0 = time.time()
+    ended = run_until([ns[0]], 15, lambda: not ns[0].running() and not ns[0].stepd)
+    took = time.time() - t0
+    out = ns[0].output()
+    check("silent node: the head ended its tasks within time-out + 3 s (%.1f s)" % took,
+          ended and took < 8, out)
+    check("silent node: the verdict names n2 and its ranks",
+          "node n2 (ranks 2-3) has not answered the failure watch" in out, out)
+    os.kill(ns[1].watch.pid, signal.SIGCONT)
+    for n in ns:
+        n.stop()
+
+
+def scenario_lost_head(tmp):
+    ns = cluster(tmp, nodes=3, timeout=5)
+    time.sleep(0.5)
+    os.kill(ns[0].watch.pid, signal.SIGSTOP)
+    t0 = time.time()
+    members = ns[1:]
+    ended = run_until(members, 15, lambda: not any(n.running() for n in members))
+    took = time.time() - t0
+    check("lost head: every member ended its tasks within time-out + 3 s (%.1f s)" % took,
+          ended and took < 8, all_output(members))
+    check("lost head: node 1 alone says so",
+          "node n1 (ranks 0-1) has not answered the failure watch" in ns[1].output() and
+          ns[2].output() == "", all_output(members))
+    os.kill(ns[0].watch.pid, signal.SIGCONT)
+    for n in ns:
+        n.stop()
+
+
+def scenario_normal_end(tmp):
+    ns = cluster(tmp, nodes=3)
+    time.sleep(0.5)
+    # Node 2 ends first, with 0; the others go on: nothing happens.
+    for local, (rank, p) in ns[2].tasks.items():
+        p.terminate()
+        p.wait()
+        p.returncode = 0
+        ns[2].end_task(local, 0)
+    ns[2].tasks = {k: (r, p) for k, (r, p) in ns[2].tasks.items()}
+    for k in ns[2].tasks:
+        pass
+    ns[2].stepd.shutdown(socket.SHUT_WR)
+    time.sleep(7)  # longer than the time-out: a node that finished is not silent
+    check("normal end: an early finish ends nothing",
+          len(ns[0].running()) == 2 and len(ns[1].running()) == 2 and all_output(ns) == "",
+          all_output(ns))
+    # Then the others end with 0; the watches leave at once.
+    t0 = time.time()
+    for n in ns[:2]:
+        for local, (rank, p) in n.tasks.items():
+            p.terminate()
+            p.wait()
+            p.returncode = 0
+            n.end_task(local, 0)
+        n.stepd.shutdown(socket.SHUT_WR)
+    gone = all(n.watch.wait(timeout=3) == 0 for n in ns[:2])
+    took = time.time() - t0
+    check("normal end: the watches left within 0.5 s (%.2f s)" % took, gone and took < 0.5,
+          all_output(ns))
+    for n in ns:
+        n.stop()
+
+
+def scenario_stranger(tmp):
+    ns = cluster(tmp, timeout=5)
+    time.sleep(0.3)
+    # Someone without the key sends the head a failure and an end: nothing happens.
+    port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for t in ("fail", "end", "beat"):
+            s.sendto(('{"v":1,"k":"ffffffffffffffffffffffffffffffff","t":"%s","n":1,"id":1,'
+                      '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode(),
+                     ("127.0.0.1", port))
+        s.sendto(b"x" * 5000, ("127.0.0.1", port))
+    time.sleep(1.5)
+    check("stranger: datagrams without the key change nothing",
+          all(len(n.running()) == 2 for n in ns) and all_output(ns) == "", all_output(ns))
+    for n in ns:
+        n.stop()
+
+
+SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
+             "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
+             "stranger": scenario_stranger}
+
+for name in sys.argv[2:] or SCENARIOS:
+    with tempfile.TemporaryDirectory() as tmp:
+        SCENARIOS[name](tmp)
+sys.exit(1 if FAILED else 0)

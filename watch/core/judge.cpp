@@ -1,0 +1,128 @@
+#include "judge.hpp"
+
+#include <algorithm>
+
+namespace ddp::watch {
+
+Judge::Judge(JudgeConfig config, Now start) : config_(config), nodes_(std::max(1u, config.nodes)) {
+  // The head hears itself: its own node is never silent.
+  nodes_[0].heard = true;
+  nodes_[0].last = start.mono;
+}
+
+void Judge::heard(unsigned node, const std::string& host, const std::string& ranks, Now now) {
+  if (node >= nodes_.size() || node == 0) return;
+  NodeState& n = nodes_[node];
+  n.heard = true;
+  n.last = now.mono;
+  n.last_wall_ns = now.wall_ns;
+  if (!host.empty()) n.host = host;
+  if (!ranks.empty()) n.ranks = ranks;
+}
+
+void Judge::failed(const Failure& f, Now now) {
+  if (decided_ || f.node >= nodes_.size()) return;
+  // A failure told twice (a lost ack) counts once.
+  for (const Failure& known : failures_)
+    if (known.rank == f.rank && known.how == f.how) return;
+  failures_.push_back(f);
+  if (!first_report_) first_report_ = now.mono;
+}
+
+void Judge::done(unsigned node) {
+  if (node < nodes_.size()) nodes_[node].done = true;
+}
+
+unsigned Judge::heard_count() const {
+  return static_cast<unsigned>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.heard; }));
+}
+
+bool Judge::heard_all_done(Now now) const {
+  for (std::size_t i = 1; i < nodes_.size(); ++i)
+    if (nodes_[i].heard && !nodes_[i].done && now.mono - nodes_[i].last <= config_.timeout)
+      return false;
+  return true;
+}
+
+std::optional<Verdict> Judge::from_failures() {
+  const auto earliest = std::min_element(
+      failures_.begin(), failures_.end(),
+      [](const Failure& a, const Failure& b) { return a.at_ns < b.at_ns; })->at_ns;
+  // Failures this close are one event as far as the clocks can tell: a rank killed or crashed
+  // takes its peers down within milliseconds, and its death is seen (by its node's watch, on a
+  // busy CPU) a little late, while theirs are stamped when they raised. So among them a death
+  // by a signal is the cause; otherwise the earliest is.
+  const auto rank_of = [](const Failure& f) { return f.how == How::Signal ? 0 : 1; };
+  const auto first = std::min_element(
+      failures_.begin(), failures_.end(), [&](const Failure& a, const Failure& b) {
+        const bool a_now = a.at_ns - earliest <= config_.simultaneous_ns;
+        const bool b_now = b.at_ns - earliest <= config_.simultaneous_ns;
+        if (a_now != b_now) return a_now;
+        if (a_now && rank_of(a) != rank_of(b)) return rank_of(a) < rank_of(b);
+        return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : a.rank < b.rank;
+      });
+  Verdict v;
+  v.first = *first;
+  for (auto it = failures_.begin(); it != failures_.end(); ++it)
+    if (it != first) ++v.also[how_short(*it)];
+  return v;
+}
+
+std::optional<Verdict> Judge::from_silence(Now now) {
+  // The node silent longest is named; the others are counted.
+  const NodeState* longest = nullptr;
+  unsigned index = 0, silent = 0;
+  for (unsigned i = 1; i < nodes_.size(); ++i) {
+    const NodeState& n = nodes_[i];
+    if (!n.heard || n.done || now.mono - n.last <= config_.timeout) continue;
+    ++silent;
+    if (!longest || n.last < longest->last) {
+      longest = &n;
+      index = i;
+    }
+  }
+  if (!longest) return std::nullopt;
+  Verdict v;
+  Failure& f = v.first;
+  f.how = How::Silent;
+  f.node = index;
+  f.host = longest->host;
+  f.ranks = longest->ranks;
+  f.at_ns = longest->last_wall_ns;
+  f.seconds = static_cast<unsigned>(
+      std::chrono::duration_cast<std::chrono::seconds>(now.mono - longest->last).count());
+  v.other_silent_nodes = silent - 1;
+  v.unreachable = true;
+  return v;
+}
+
+std::optional<Verdict> Judge::verdict(Now now) {
+  if (decided_) return std::nullopt;
+  std::optional<Verdict> v;
+  if (first_report_ && now.mono - *first_report_ >= config_.settle) v = from_failures();
+  // A silent node decides alone only when no failure is pending: that one names the cause, and
+  // the node's silence is most likely its consequence (or is said as one of the others).
+  if (!first_report_) v = from_silence(now);
+  if (v) {
+    if (const auto silent = first_report_ ? from_silence(now) : std::nullopt) {
+      v->unreachable = true;
+      v->other_silent_nodes += 1 + silent->other_silent_nodes;
+    }
+    decided_ = true;
+  }
+  return v;
+}
+
+Clock::time_point Judge::next_check(Now now) const {
+  if (decided_) return Clock::time_point::max();
+  if (first_report_) return *first_report_ + config_.settle;
+  Clock::time_point next = Clock::time_point::max();
+  for (unsigned i = 1; i < nodes_.size(); ++i)
+    if (nodes_[i].heard && !nodes_[i].done)
+      next = std::min(next, nodes_[i].last + config_.timeout + Ms(1));
+  (void)now;
+  return next;
+}
+
+}  // namespace ddp::watch

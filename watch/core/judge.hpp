@@ -1,0 +1,81 @@
+// The head node's side of the failure watch: it hears every node's beats and failures and
+// decides, once, that the step has failed and why. Pure (no sockets, no clocks of its own), so
+// unit tests and the simulator (bench/watch_sim) drive it with made-up times.
+//
+// The first failure wins, ordered by the nodes' wall clocks, not by arrival: a rank that raised
+// on a far node is reported after the innocent ranks next to the head that lost their
+// connection to it. So the verdict waits `settle` after the first report for earlier ones. A node
+// that was heard and then stays silent for `timeout` is a failure of its own; a node never heard
+// is not (its watch may not have started, or the network between the watches is closed): the
+// watch then only says so, and never ends a step on a guess.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "failure.hpp"
+
+namespace ddp::watch {
+
+struct JudgeConfig {
+  unsigned nodes = 1;     // nodes in the step; node 0 is the head's own
+  Ms timeout{45000};      // a heard node silent this long has failed
+  Ms settle{1000};        // after the first failure, how long to wait for earlier ones
+  // Failures this close in time count as simultaneous (from_failures says how they are ordered).
+  std::int64_t simultaneous_ns = 500000000;
+};
+
+struct Verdict {
+  Failure first;           // the root cause
+  // The other failures known at the verdict, by their short form ("exit code 1": 2), and the
+  // other silent nodes: counted, never listed, so the text does not grow with the job.
+  std::map<std::string, unsigned> also;
+  unsigned other_silent_nodes = 0;
+  bool unreachable = false;  // a node cannot be reached: only Slurm can end its part of the step
+};
+
+class Judge {
+ public:
+  Judge(JudgeConfig config, Now start);
+
+  // Any valid datagram from a member node (its name and ranks when the datagram has them).
+  void heard(unsigned node, const std::string& host, const std::string& ranks, Now now);
+  // A failed or frozen rank, from a member's report or the head's own node.
+  void failed(const Failure& f, Now now);
+  // The node's ranks have all ended; its silence from now on means nothing.
+  void done(unsigned node);
+
+  // The verdict, once it is due; then never again.
+  std::optional<Verdict> verdict(Now now);
+  bool decided() const { return decided_; }
+  // A failure was reported and the verdict waits for the settle time.
+  bool pending() const { return first_report_ && !decided_; }
+  // Every member node heard so far has said its ranks all ended, or is silent past the time-out.
+  bool heard_all_done(Now now) const;
+  // Nodes heard so far, for the warning about the ones never heard.
+  unsigned heard_count() const;
+  // When verdict() may next have something to say.
+  Clock::time_point next_check(Now now) const;
+
+ private:
+  struct NodeState {
+    bool heard = false;
+    bool done = false;
+    Clock::time_point last{};
+    std::int64_t last_wall_ns = 0;
+    std::string host;
+    std::string ranks;
+  };
+  std::optional<Verdict> from_failures();
+  std::optional<Verdict> from_silence(Now now);
+
+  JudgeConfig config_;
+  std::vector<NodeState> nodes_;
+  std::vector<Failure> failures_;
+  std::optional<Clock::time_point> first_report_;
+  bool decided_ = false;
+};
+
+}  // namespace ddp::watch

@@ -1,0 +1,81 @@
+#include "watch_args.hpp"
+
+#include <functional>
+#include <map>
+
+#include "error.hpp"
+#include "parse.hpp"
+
+namespace ddp::watch {
+namespace {
+
+using plan::PlanError;
+using plan::quoted;
+
+unsigned number(const std::string& what, const std::string& text, std::uint64_t min, std::uint64_t max) {
+  return static_cast<unsigned>(plan::parse_unsigned(what, text, min, max));
+}
+
+// A host name or a path: printable, no spaces (it is said in messages and used in file names).
+std::string printable(const std::string& what, const std::string& text) {
+  if (text.empty() || text.size() > 4096) throw PlanError(what + " is empty or too long");
+  for (unsigned char c : text)
+    if (c <= ' ' || c >= 0x7f) throw PlanError(what + "=" + quoted(text) + " holds a space or control byte");
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> to_argv(const WatchArgs& a) {
+  std::vector<std::string> v = {"--job",  std::to_string(a.job),    "--step",  std::to_string(a.step),
+                                "--node", std::to_string(a.node),   "--nodes", std::to_string(a.nodes),
+                                "--host", a.host,                   "--world", std::to_string(a.world),
+                                "--head", a.head,                   "--port",  std::to_string(a.port),
+                                "--timeout", std::to_string(a.timeout)};
+  if (!a.error_dir.empty()) v.insert(v.end(), {"--error-dir", a.error_dir});
+  if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
+  return v;
+}
+
+WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
+  WatchArgs a;
+  const std::map<std::string, std::function<void(const std::string&)>> flags = {
+      {"--job", [&](const std::string& v) { a.job = number("--job", v, 0, 0xffffffffu); }},
+      {"--step", [&](const std::string& v) { a.step = number("--step", v, 0, 0xffffffffu); }},
+      {"--node", [&](const std::string& v) { a.node = number("--node", v, 0, 1u << 20); }},
+      {"--nodes", [&](const std::string& v) { a.nodes = number("--nodes", v, 1, 1u << 20); }},
+      {"--host", [&](const std::string& v) { a.host = printable("--host", v); }},
+      {"--world", [&](const std::string& v) { a.world = number("--world", v, 1, 1u << 26); }},
+      {"--head", [&](const std::string& v) { a.head = printable("--head", v); }},
+      {"--port", [&](const std::string& v) { a.port = number("--port", v, 1, 65535); }},
+      {"--timeout",
+       [&](const std::string& v) { a.timeout = number("--timeout", v, kMinTimeout, kMaxTimeout); }},
+      {"--error-dir", [&](const std::string& v) { a.error_dir = printable("--error-dir", v); }},
+      {"--control-fd",
+       [&](const std::string& v) { a.control_fd = static_cast<int>(number("--control-fd", v, 0, 65535)); }},
+  };
+  for (std::size_t i = 0; i < argv.size(); i += 2) {
+    const auto f = flags.find(argv[i]);
+    if (f == flags.end())
+      throw PlanError(quoted(argv[i]) + " is not an argument of ddp-watch; see ddp-watch --help");
+    if (i + 1 >= argv.size()) throw PlanError(argv[i] + " needs a value");
+    f->second(argv[i + 1]);
+  }
+  if (a.host.empty() || a.head.empty() || a.port == 0)
+    throw PlanError("ddp-watch needs --host, --head and --port (the plugin gives them)");
+  if (a.node >= a.nodes) throw PlanError("--node must be below --nodes");
+  return a;
+}
+
+bool valid_key(std::string_view key) {
+  if (key.size() != kKeyHexDigits) return false;
+  for (char c : key)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::string error_file(const std::string& dir, unsigned rank) {
+  return dir + "/rank-" + std::to_string(rank) + ".json";
+}
+
+}  // namespace ddp::watch

@@ -1,0 +1,46 @@
+// ddp-watch's command line: what the plugin, in local task 0 of a DDP step, tells the node's
+// failure watch. One definition for the side that writes it (plugin/core/plan/watch_plan.cpp)
+// and the side that reads it (main/watch_main.cpp). The step's key is not here (a command line is
+// public): it comes in the environment variable kKeyVariable.
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddp::watch {
+
+inline constexpr unsigned kMinTimeout = 5;      // seconds
+inline constexpr unsigned kMaxTimeout = 86400;
+inline constexpr unsigned kDefaultTimeout = 45;  // + KillWait (30 s) for a lost node: within 90 s
+inline constexpr const char* kKeyVariable = "DDP_WATCH_KEY";
+inline constexpr std::size_t kKeyHexDigits = 32;  // 128 bits from getrandom() in srun
+
+// A key is kKeyHexDigits lowercase hex digits.
+bool valid_key(std::string_view key);
+
+struct WatchArgs {
+  std::uint32_t job = 0;
+  std::uint32_t step = 0;
+  unsigned node = 0;       // this node's index in the step; 0 is the head
+  unsigned nodes = 1;
+  std::string host;        // this node's name
+  unsigned world = 1;      // ranks in the step
+  std::string head;        // MASTER_ADDR: the head node's watch listens there
+  unsigned port = 0;       // MASTER_PORT, as a UDP port
+  unsigned timeout = kDefaultTimeout;  // seconds
+  std::string error_dir;   // where the ranks' error files are; "" = none
+  int control_fd = -1;     // the socket to slurmstepd
+};
+
+// Without the program name. parse_watch_args(to_argv(a)) == a.
+std::vector<std::string> to_argv(const WatchArgs& args);
+// Throws ddp::plan::PlanError naming the argument and what is allowed.
+WatchArgs parse_watch_args(const std::vector<std::string>& argv);
+
+// The error file of a rank in the step's error directory.
+std::string error_file(const std::string& dir, unsigned rank);
+
+}  // namespace ddp::watch

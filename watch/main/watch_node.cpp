@@ -1,0 +1,395 @@
+#include "watch_node.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "error_file.hpp"
+#include "parse.hpp"
+#include "slurm_end_step.hpp"
+#include "verdict_text.hpp"
+
+namespace ddp::watch {
+namespace {
+
+constexpr const char* kPrefix = "spank_ddp: ";
+
+Ms clamp_ms(Ms v, Ms lo, Ms hi) { return std::min(std::max(v, lo), hi); }
+
+int timeout_ms(Clock::time_point wake, Clock::time_point now) {
+  if (wake == Clock::time_point::max()) return 1000;
+  const auto ms = std::chrono::duration_cast<Ms>(wake - now).count() + 1;
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+}
+
+}  // namespace
+
+WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTimes times)
+    : args_(args),
+      key_(std::move(key)),
+      out_fd_(out_fd),
+      times_(times),
+      timeout_(Ms(std::int64_t{args.timeout} * 1000)),
+      every_(clamp_ms(timeout_ / 10, Ms(500), Ms(5000))) {
+  const Now now = Now::read();
+  started_ = now.mono;
+  next_look_ = now.mono + every_;
+  if (head()) {
+    JudgeConfig c;
+    c.nodes = args_.nodes;
+    c.timeout = timeout_;
+    c.settle = times_.settle;
+    judge_.emplace(c, now);
+    members_.resize(args_.nodes);
+  } else {
+    MemberConfig c;
+    c.node = args_.node;
+    c.host = args_.host;
+    c.timeout = timeout_;
+    c.interval = every_;
+    // Each node its own phase, so that a large step's beats spread over the interval.
+    std::minstd_rand random(static_cast<unsigned>(args_.node * 2654435761u) ^ static_cast<unsigned>(::getpid()));
+    c.phase = Ms(random() % static_cast<unsigned>(every_.count()));
+    member_.emplace(c, now);
+  }
+  // Without the step's key (an srun without the plugin made the step) there is no network: each
+  // node then ends the step through Slurm by itself.
+  if (!valid_key(key_) || args_.nodes == 1) return;
+  if (head()) {
+    if (const auto why = udp_.listen(args_.port))
+      say({"warning: the failure watch cannot listen on UDP port " + std::to_string(args_.port) +
+           " of " + args_.host + " (" + *why + "): frozen and lost nodes are not found in this step"});
+    else
+      network_ = true;
+  } else {
+    network_ = !udp_.aim(args_.head, args_.port);
+  }
+}
+
+void WatchNode::say(const std::vector<std::string>& lines) const {
+  std::string text;
+  for (const auto& l : lines) text += kPrefix + l + "\n";
+  (void)!::write(out_fd_, text.data(), text.size());
+}
+
+std::string WatchNode::my_ranks() const { return plan::format_index_list(tasks_.ranks()); }
+
+void WatchNode::read_control(Now now) {
+  if (stepd_gone_ || args_.control_fd < 0) return;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(args_.control_fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {
+      stepd_gone_ = true;
+      stepd_gone_at_ = now.mono;
+      if (!head() && network_ && !done_id_) {
+        Datagram d;
+        d.type = Datagram::Type::Done;
+        done_id_ = member_->send_reliably(d, now);
+      }
+      return;
+    }
+    (void)control_in_.feed(buf, static_cast<std::size_t>(n));
+    while (const auto text = control_in_.next()) {
+      const auto line = monitor::parse_control(*text);
+      if (!line) continue;
+      if (line->kind == monitor::ControlMessage::Kind::Task) {
+        tasks_.forked(*line);
+        if (member_) member_->set_ranks(my_ranks());
+      } else if (line->kind == monitor::ControlMessage::Kind::Exit) {
+        if (const LocalTask* t = tasks_.ended(*line)) task_ended(*t, *line, now);
+      }
+    }
+  }
+}
+
+void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now) {
+  // The watch's own SIGTERM and SIGKILL are the verdict's doing, not new failures.
+  if (ending_) return;
+  const int status = line.status;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;  // a rank may finish before others
+  Failure f;
+  f.rank = t.global;
+  f.node = args_.node;
+  f.host = args_.host;
+  if (WIFSIGNALED(status)) {
+    f.how = How::Signal;
+    f.code = WTERMSIG(status);
+  } else {
+    f.how = How::Exit;
+    f.code = WIFEXITED(status) ? WEXITSTATUS(status) : status;
+  }
+  // When it died, if the watch saw it (slurmstepd's line comes after the reaping and its hooks).
+  f.at_ns = t.gone_ns > 0 ? std::min(t.gone_ns, line.wall_ns) : line.wall_ns;
+  if (!args_.error_dir.empty())
+    if (const auto record = read_error_file(error_file(args_.error_dir, t.global))) {
+      f.error = record->error;
+      f.where = record->where;
+      // When it raised, which is before it ended (and before the others lost it).
+      if (record->at_ns > 0) f.at_ns = std::min(f.at_ns, record->at_ns);
+    }
+  failed_here(std::move(f), now);
+}
+
+void WatchNode::failed_here(Failure f, Now now) {
+  failures_here_.push_back(f);
+  if (judge_) {
+    judge_->failed(f, now);
+    return;
+  }
+  if (!network_ || member_->head_gone()) return act_alone(now);
+  Datagram d;
+  d.type = Datagram::Type::Fail;
+  d.failure = std::move(f);
+  (void)member_->send_reliably(d, now);
+}
+
+void WatchNode::read_network(Now now) {
+  Address from;
+  // Bounded per round, so that a flood cannot starve the control channel.
+  for (int i = 0; i < 512; ++i) {
+    const auto bytes = udp_.receive(from);
+    if (!bytes) return;
+    const auto d = decode(*bytes, key_);
+    if (!d) continue;
+    if (head())
+      on_head_datagram(*d, from, now);
+    else
+      on_member_datagram(*d, now);
+  }
+}
+
+void WatchNode::reply(const Address& to, Datagram d) const { udp_.send(to, encode(d, key_)); }
+
+void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now) {
+  if (d.node == 0 || d.node >= args_.nodes) return;
+  members_[d.node] = from;
+  judge_->heard(d.node, d.host, d.ranks, now);
+  Datagram answer;
+  switch (d.type) {
+    case Datagram::Type::Beat:
+      answer.type = Datagram::Type::Beat;
+      answer.host = args_.host;
+      answer.ranks = my_ranks();
+      break;
+    case Datagram::Type::Fail:
+      judge_->failed(d.failure, now);
+      answer.type = Datagram::Type::Ack;
+      answer.id = d.id;
+      break;
+    case Datagram::Type::Done:
+      judge_->done(d.node);
+      answer.type = Datagram::Type::Ack;
+      answer.id = d.id;
+      break;
+    default:
+      return;
+  }
+  reply(from, answer);
+  // A member that missed the end hears it with every answer.
+  if (judge_->decided()) {
+    Datagram end;
+    end.type = Datagram::Type::End;
+    reply(from, end);
+  }
+}
+
+void WatchNode::on_member_datagram(const Datagram& d, Now now) {
+  member_->heard_head(now);
+  switch (d.type) {
+    case Datagram::Type::Beat:
+      if (!d.host.empty()) head_host_ = d.host;
+      if (!d.ranks.empty()) head_ranks_ = d.ranks;
+      break;
+    case Datagram::Type::Ack:
+      member_->acked(d.id);
+      break;
+    case Datagram::Type::End:
+      end_tasks(now);
+      break;
+    case Datagram::Type::Bye:
+      member_->head_bye();
+      break;
+    default:
+      break;
+  }
+}
+
+void WatchNode::broadcast(Datagram::Type type) {
+  Datagram d;
+  d.type = type;
+  for (const Address& a : members_)
+    if (a.len != 0) reply(a, d);
+}
+
+void WatchNode::end_tasks(Now now) {
+  if (ending_) return;
+  ending_ = true;
+  tasks_.signal_running(SIGTERM);
+  kill_at_ = now.mono + times_.grace;
+}
+
+void WatchNode::act(const Verdict& v, Now now) {
+  StepName step{args_.job, args_.step, args_.world, args_.timeout};
+  say(verdict_lines(v, step));
+  verdict_said_ = true;
+  end_tasks(now);
+  if (network_) {
+    broadcast(Datagram::Type::End);
+    broadcast(Datagram::Type::End);
+  }
+  // A node that cannot be reached, or whose watch never spoke, is ended by Slurm.
+  if (args_.nodes > 1 && (v.unreachable || !network_ || judge_->heard_count() < args_.nodes))
+    end_step_through_slurm(args_.job, args_.step);
+}
+
+// No head to tell (none reachable, or it has left): this node says what it saw and has Slurm end
+// the step. Rare by design; several nodes may then each say theirs.
+void WatchNode::act_alone(Now now) {
+  if (verdict_said_ || failures_here_.empty()) return;
+  JudgeConfig c;
+  c.timeout = timeout_;
+  c.settle = Ms(0);
+  Judge local(c, now);
+  for (Failure f : failures_here_) {
+    f.node = 0;
+    local.failed(f, now);
+  }
+  if (auto v = local.verdict(now)) {
+    v->first.node = args_.node;
+    say(verdict_lines(*v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+  }
+  verdict_said_ = true;
+  end_tasks(now);
+  end_step_through_slurm(args_.job, args_.step);
+}
+
+void WatchNode::tick(Now now) {
+  if (now.mono >= next_look_) {
+    next_look_ = now.mono + every_;
+    if (!ending_)
+      for (const FrozenTask& ft : tasks_.frozen(now.mono, timeout_)) {
+        Failure f;
+        f.how = ft.how;
+        f.rank = ft.global;
+        f.node = args_.node;
+        f.host = args_.host;
+        f.seconds = ft.seconds;
+        f.at_ns = now.wall_ns;
+        failed_here(std::move(f), now);
+      }
+  }
+  if (ending_ && !killed_ && now.mono >= kill_at_) {
+    killed_ = true;
+    tasks_.signal_running(SIGKILL);
+  }
+  if (judge_) {
+    if (const auto v = judge_->verdict(now)) act(*v, now);
+    if (network_ && !never_heard_said_ && now.mono - started_ > timeout_ &&
+        judge_->heard_count() < args_.nodes && !stepd_gone_) {
+      never_heard_said_ = true;
+      say({"warning: " + std::to_string(args_.nodes - judge_->heard_count()) + " of " +
+           std::to_string(args_.nodes) + " nodes never reached the failure watch on UDP port " +
+           std::to_string(args_.port) + " of " + args_.host +
+           " (is UDP between the nodes filtered?); their failures still end the step through "
+           "Slurm, but if they freeze, Slurm alone notices"});
+    }
+    return;
+  }
+  if (!network_) return;
+  for (Datagram& d : member_->due(now)) {
+    d.node = args_.node;
+    udp_.send(udp_.head(), encode(d, key_));
+  }
+  switch (member_->alarm(now)) {
+    case Member::Alarm::None:
+      break;
+    case Member::Alarm::Alone:
+      act_alone(now);
+      break;
+    case Member::Alarm::HeadLost:
+      if (ending_) break;
+      // Node 1 speaks for the lost head; every member ends its own tasks, since the ranks cannot
+      // go on without rank 0.
+      if (args_.node == 1 && !verdict_said_) {
+        Verdict v;
+        v.first.how = How::Silent;
+        v.first.node = 0;
+        v.first.host = head_host_.empty() ? args_.head : head_host_;
+        v.first.ranks = head_ranks_;
+        v.first.seconds = member_->head_silent_s(now);
+        v.unreachable = true;
+        say(verdict_lines(v, StepName{args_.job, args_.step, args_.world, args_.timeout}));
+        verdict_said_ = true;
+        end_step_through_slurm(args_.job, args_.step);
+      }
+      end_tasks(now);
+      break;
+  }
+}
+
+bool WatchNode::may_leave(Now now) const {
+  if (!stepd_gone_) return false;
+  if (now.mono - stepd_gone_at_ >= times_.linger) return true;
+  // The head stays for a failure still settling, and after a verdict until the members it heard
+  // have ended too (each answer to them repeats the end).
+  if (judge_) return judge_->decided() ? judge_->heard_all_done(now) : !judge_->pending();
+  return !network_ || member_->all_acked() || member_->head_gone() || !member_->head_heard();
+}
+
+Clock::time_point WatchNode::next_wake(Now now) const {
+  Clock::time_point wake = next_look_;
+  if (ending_ && !killed_) wake = std::min(wake, kill_at_);
+  if (judge_) wake = std::min(wake, judge_->next_check(now));
+  if (member_ && network_) wake = std::min(wake, member_->next_event(now));
+  if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
+  return wake;
+}
+
+int WatchNode::run() {
+  for (;;) {
+    Now now = Now::read();
+    read_control(now);
+    if (network_) read_network(now);
+    tick(now);
+    if (may_leave(now)) break;
+    std::vector<pollfd> fds;
+    if (!stepd_gone_ && args_.control_fd >= 0) fds.push_back({args_.control_fd, POLLIN, 0});
+    if (network_) fds.push_back({udp_.fd(), POLLIN, 0});
+    const std::size_t first_task = fds.size();
+    std::vector<int> pidfds;
+    tasks_.pidfds(pidfds);
+    for (int fd : pidfds) fds.push_back({fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), timeout_ms(next_wake(now), now.mono)) > 0) {
+      const std::int64_t when = Now::read().wall_ns;
+      for (std::size_t i = first_task; i < fds.size(); ++i)
+        if (fds[i].revents != 0) tasks_.died(fds[i].fd, when);
+    }
+  }
+  // Leaving normally: the members stop watching a head whose ranks are done.
+  if (judge_ && network_ && !judge_->decided()) {
+    broadcast(Datagram::Type::Bye);
+    broadcast(Datagram::Type::Bye);
+  }
+  // The node's error files were read when their ranks failed; the step's directory goes with the
+  // last node that shares it.
+  if (!args_.error_dir.empty()) {
+    for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
+    (void)::rmdir(args_.error_dir.c_str());
+  }
+  if (args_.control_fd >= 0)
+    (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
+                 MSG_NOSIGNAL | MSG_DONTWAIT);
+  return 0;
+}
+
+}  // namespace ddp::watch

@@ -1,0 +1,83 @@
+// One node's failure watch, as a loop over its inputs: slurmstepd's control channel (the node's
+// tasks forked and ended), the UDP socket (the other nodes' watches), /proc (frozen tasks) and
+// the clock. The head node (node 0) judges (judge.hpp) and says the verdict; every other node is
+// a member (member.hpp). Either way, ending the step means ending this node's tasks (SIGTERM,
+// SIGKILL after a grace), telling the members to do the same, and, when a node cannot be
+// reached, asking Slurm (slurm_end_step.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control.hpp"
+#include "judge.hpp"
+#include "local_tasks.hpp"
+#include "member.hpp"
+#include "udp.hpp"
+#include "watch_args.hpp"
+
+namespace ddp::watch {
+
+struct WatchTimes {
+  Ms settle{1000};       // the head's wait for earlier failures after the first
+  Ms grace{3000};        // SIGTERM, then SIGKILL after this
+  Ms linger{2500};       // after the node's last task, at most this long to tell the others
+};
+
+class WatchNode {
+ public:
+  WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTimes times = {});
+  // Until the node's tasks have ended and the others were told; the exit status.
+  int run();
+
+ private:
+  bool head() const { return args_.node == 0; }
+  void read_control(Now now);
+  void read_network(Now now);
+  void task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now);
+  void failed_here(Failure f, Now now);
+  void on_head_datagram(const Datagram& d, const Address& from, Now now);
+  void on_member_datagram(const Datagram& d, Now now);
+  void tick(Now now);
+  void act(const Verdict& v, Now now);
+  void act_alone(Now now);
+  void end_tasks(Now now);
+  void broadcast(Datagram::Type type);
+  void reply(const Address& to, Datagram d) const;
+  void say(const std::vector<std::string>& lines) const;
+  bool may_leave(Now now) const;
+  Clock::time_point next_wake(Now now) const;
+  std::string my_ranks() const;
+
+  WatchArgs args_;
+  std::string key_;
+  int out_fd_;
+  WatchTimes times_;
+  Ms timeout_;
+  Ms every_;  // between beats and between looks at /proc
+
+  LocalTasks tasks_;
+  monitor::LineBuffer control_in_;
+  bool stepd_gone_ = false;
+  Clock::time_point stepd_gone_at_{};
+
+  Udp udp_;
+  bool network_ = false;
+  std::optional<Judge> judge_;
+  std::vector<Address> members_;  // head: where each member's datagrams come from
+  std::optional<Member> member_;
+  std::string head_host_, head_ranks_;  // member: what the head's beats say
+  std::optional<std::uint64_t> done_id_;
+
+  std::vector<Failure> failures_here_;
+  bool ending_ = false;
+  bool verdict_said_ = false;
+  bool killed_ = false;
+  Clock::time_point kill_at_{};
+  Clock::time_point next_look_{};
+  Clock::time_point started_{};
+  bool never_heard_said_ = false;
+};
+
+}  // namespace ddp::watch
