@@ -43,6 +43,7 @@ offered=$(complete_words --ddp | tr ' ' '\n' | tr -d '=' | sort)
   fail "profiles: $(complete_words --ddp-profile=)"
 [ "$(complete_words --ddp=o)" = "--ddp=olivia --ddp=off" ] || fail "--ddp=o: $(complete_words --ddp=o)"
 [ "$(complete_words --ddp-preflight=)" = "--ddp-preflight=yes --ddp-preflight=no" ] || fail "--ddp-preflight="
+[ "$(complete_words --ddp-watch=o)" = "--ddp-watch=off" ] || fail "--ddp-watch=o: $(complete_words --ddp-watch=o)"
 # Where '=' breaks words (bash's default), only the value replaces the word after it.
 COMP_WORDBREAKS=$' \t\n"\'><=;|&(:'
 [ "$(complete_words --ddp-bind=c)" = "closest" ] || fail "with '=' breaking words: $(complete_words --ddp-bind=c)"
