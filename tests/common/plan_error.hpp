@@ -6,16 +6,12 @@
 #include <string>
 
 #include "error.hpp"
+#include "error_of.hpp"
 
 namespace ddp::test {
 
 inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ddp::plan::PlanError& e) {
-    return e.what();
-  }
-  return "";
+  return error_of<ddp::plan::PlanError>(f);
 }
 
 }  // namespace ddp::test

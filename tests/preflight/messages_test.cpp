@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/error_of.hpp"
 #include "ddp/error.hpp"
 
 namespace {
@@ -13,14 +14,7 @@ namespace {
 namespace pf = ddp::preflight;
 using pf::Status;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ddp::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return ddp::test::error_of<ddp::Error>(f); }
 
 TEST(PreflightMessages, ACheckReportRoundTripsAsJson) {
   const pf::RankReport r{3, 1, "n2", "0000:3b:00.0",
