@@ -48,7 +48,7 @@ case $release in
     fi
     ;;
   forky)      # Debian forky/sid: Slurm 26.05, LibTorch 2.14 (CPU), GCC 16
-    ((cuda == 0)) || { echo "setup: --cuda is checked on Debian 13 (trixie) only; on forky/sid build against a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    ((cuda == 0)) || { echo "setup: --cuda is checked on Debian 13 (trixie) only; on forky/sid build against a PyTorch of your own (docs/admins.md: Build for your Slurm and your LibTorch)" >&2; exit 1; }
     PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
     ;;
   *)
