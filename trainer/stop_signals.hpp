@@ -18,7 +18,8 @@ inline constexpr int kExitStopped = 3;
 
 class StopSignals {
  public:
-  // Installs the handlers (the previous ones come back when it ends).
+  // Installs the handlers. When it ends the previous ones come back, unless the ranks agreed to
+  // stop (agreed_stop): then the two signals stay ignored while the process leaves.
   StopSignals();
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
