@@ -3,7 +3,7 @@
 # the plugin loaded but not asked for, with --ddp (the plugin plans and exports the contract,
 # reading the node facts file), and with --ddp and node_facts_dir=off (hwloc loads the topology
 # in every step, as before the node facts file), and with --ddp but --ddp-watch=off (what the
-# failure watch, on by default, costs: a socketpair, a helper started from local task 0, a line
+# failure watch, on by default, costs: two pipes, a helper started from local task 0, a line
 # per task). Runs are interleaved (A B C D E A B C D E ...) so drift on the machine hits all
 # alike; prints medians and ratios. Goal: --ddp within 2% of no plugin.
 #

@@ -14,10 +14,6 @@ std::string exit_message(unsigned local, unsigned global, int status, std::int64
          std::to_string(status) + " " + std::to_string(wall_ns) + "\n";
 }
 
-std::string hello_message(long pid, std::uint64_t start_time) {
-  return "hello " + std::to_string(pid) + " " + std::to_string(start_time) + "\n";
-}
-
 std::optional<ControlMessage> parse_control(std::string_view line) {
   std::istringstream in{std::string(line)};
   std::string word;
@@ -32,12 +28,11 @@ std::optional<ControlMessage> parse_control(std::string_view line) {
     m.kind = ControlMessage::Kind::Exit;
     if (!(in >> m.local >> m.global >> m.status >> m.wall_ns) || m.local < 0 || m.global < 0)
       return std::nullopt;
-  } else if (word == "sampler") {
-    m.kind = ControlMessage::Kind::Sampler;
-    if (!(in >> m.pid) || m.pid <= 0) return std::nullopt;
-  } else if (word == "hello") {
-    m.kind = ControlMessage::Kind::Hello;
-    if (!(in >> m.pid >> m.start_time) || m.pid <= 0) return std::nullopt;
+  } else if (word == "helper") {
+    m.kind = ControlMessage::Kind::Helper;
+    if (!(in >> m.pid >> m.start_time) || m.pid <= 0 || m.start_time == 0) return std::nullopt;
+  } else if (word == "end") {
+    m.kind = ControlMessage::Kind::End;
   } else if (word == "done") {
     m.kind = ControlMessage::Kind::Done;
   } else {

@@ -1,21 +1,23 @@
 // The control channel between slurmstepd and a helper program of the step on its node (the
-// --ddp-monitor sampler, the failure watch): a stream socketpair the plugin makes in slurmstepd
-// before the tasks are forked (plugin/spank/helper_channel.hpp). Local task 0 starts the helper
-// with its end as fd 3; slurmstepd keeps the other. One message per line:
+// --ddp-monitor sampler, the failure watch): pipes the plugin makes in slurmstepd before the
+// tasks are forked (plugin/spank/helper_channel.hpp), one each way. Local task 0 starts the
+// helper with the read end of the first as fd 3 and the write end of the second as fd 4;
+// slurmstepd keeps the other ends. Pipes, not a socket: nothing can pass a descriptor through a
+// pipe, so nothing the helper's user does can hand root a descriptor whose close would block it.
+// One message per line:
 //
 //   slurmstepd -> helper    task LOCAL GLOBAL PID START   each task of the step on the node (START:
 //                                                        its start in ticks after boot, proc(5))
 //                           exit LOCAL GLOBAL STATUS WALL a task ended (the watch's): its wait
 //                                                        status, and when (ns since the epoch)
-//                           end of stream                 the step's tasks have ended: stop
-//   launcher   -> stepd     sampler PID                   the helper's PID (for the watch too),
-//                                                        with its pidfd; the first line, sent
-//                                                        before the helper runs
-//   helper     -> stepd     hello PID START_TIME          the sampler's, for kernels without pidfds
-//                           done                          it said what it had to; it exits
+//                           end (or end of file)          the step's tasks have ended: stop
+//   helper     -> stepd     done                          it said what it had to; it exits
 //
-// slurmstepd ends the stream with shutdown(SHUT_WR), which the helper reads as end of file
-// however many copies of its end exist; the helper's `done` tells slurmstepd it may go on.
+// and on a third pipe, which the helper never holds (it closes at exec):
+//
+//   launcher   -> stepd     helper PID START              written by the helper's process before
+//                                                        it runs the program: with START, names
+//                                                        that process for good
 #pragma once
 
 #include <cstddef>
@@ -26,22 +28,23 @@
 
 namespace ddp::monitor {
 
-inline constexpr int kControlFd = 3;
+inline constexpr int kControlFd = 3;  // the helper's: slurmstepd -> helper
+inline constexpr int kReplyFd = 4;    // the helper's: helper -> slurmstepd
 
 struct ControlMessage {
-  enum class Kind { Task, Exit, Sampler, Hello, Done } kind = Kind::Done;
+  enum class Kind { Task, Exit, End, Helper, Done } kind = Kind::Done;
   long local = 0;          // Task, Exit
   long global = 0;         // Task, Exit
-  long pid = 0;            // Task, Sampler, Hello
-  std::uint64_t start_time = 0;  // Task (0 when not given), Hello
+  long pid = 0;            // Task, Helper
+  std::uint64_t start_time = 0;  // Task (0 when not given), Helper
   int status = 0;          // Exit
   std::int64_t wall_ns = 0;  // Exit
 };
 
 std::string task_message(unsigned local, unsigned global, long pid, std::uint64_t start_time);
 std::string exit_message(unsigned local, unsigned global, int status, std::int64_t wall_ns);
-std::string hello_message(long pid, std::uint64_t start_time);
 inline constexpr const char* kDoneMessage = "done\n";
+inline constexpr const char* kEndMessage = "end\n";
 
 // nullopt for a line that is no message (ignored: a later version may add some).
 std::optional<ControlMessage> parse_control(std::string_view line);

@@ -1,6 +1,8 @@
 #include "helper_main.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,16 +13,23 @@
 
 namespace ddp::monitor {
 
-void close_inherited_fds(int keep) {
+int adopt_control_fds(int control, int reply) {
+  if (reply < 0) reply = control;
   std::vector<int> fds;
   if (DIR* d = opendir("/proc/self/fd")) {
     while (const dirent* e = readdir(d)) {
       const int fd = std::atoi(e->d_name);
-      if (fd > 2 && fd != keep && fd != dirfd(d)) fds.push_back(fd);
+      if (fd > 2 && fd != control && fd != reply && fd != dirfd(d)) fds.push_back(fd);
     }
     closedir(d);
   }
   for (int fd : fds) ::close(fd);
+  if (control >= 0) {
+    const int flags = ::fcntl(control, F_GETFL);
+    if (flags >= 0) (void)::fcntl(control, F_SETFL, flags | O_NONBLOCK);
+  }
+  (void)::signal(SIGPIPE, SIG_IGN);
+  return reply;
 }
 
 int helper_main(int argc, char** argv, const char* name, const char* usage,

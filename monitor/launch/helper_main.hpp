@@ -10,8 +10,11 @@
 
 namespace ddp::monitor {
 
-// Closes every descriptor above 2 but `keep`.
-void close_inherited_fds(int keep);
+// The helper's ends of the control channel, as its arguments name them (-1: none): every other
+// descriptor above 2 is closed, the one to read made non-blocking, and SIGPIPE ignored (a write
+// to a slurmstepd that is gone is an error, not the helper's end). Returns the descriptor to say
+// done on: `reply`, or `control` when there is no `reply` (a socket, as the tests give).
+int adopt_control_fds(int control, int reply);
 
 // `run` gets the arguments after the program's name; an exception ends the program with status 2.
 int helper_main(int argc, char** argv, const char* name, const char* usage,

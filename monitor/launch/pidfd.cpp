@@ -4,9 +4,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <string>
-
 // Older C library headers lack the numbers; these are x86-64's and aarch64's (and most others').
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -26,20 +23,6 @@ bool signal_pidfd(int pidfd, int sig) noexcept {
 bool pidfd_ended(int pidfd) noexcept {
   pollfd p = {pidfd, POLLIN, 0};
   return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
-
-pid_t pidfd_pid(int fd) {
-  std::ifstream in("/proc/self/fdinfo/" + std::to_string(fd));
-  std::string key;
-  long pid = -1;
-  while (in >> key) {
-    if (key == "Pid:") {
-      in >> pid;
-      return pid > 0 ? static_cast<pid_t>(pid) : -1;
-    }
-    in.ignore(4096, '\n');
-  }
-  return -1;
 }
 
 }  // namespace ddp::monitor

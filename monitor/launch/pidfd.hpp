@@ -12,8 +12,5 @@ int open_pidfd(pid_t pid) noexcept;
 bool signal_pidfd(int pidfd, int sig) noexcept;
 // Whether the process has ended (its pidfd reads ready); false while it runs or when unknown.
 bool pidfd_ended(int pidfd) noexcept;
-// The PID a pidfd stands for, from /proc/self/fdinfo; -1 when `fd` is no pidfd (or the process
-// has been reaped). Not async-signal-safe.
-pid_t pidfd_pid(int fd);
 
 }  // namespace ddp::monitor

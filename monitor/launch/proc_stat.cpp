@@ -61,6 +61,28 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   return s;
 }
 
+std::uint64_t own_start_time() noexcept {
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  std::size_t size = 0;
+  ssize_t n;
+  while (size < sizeof buf &&
+         ((n = ::read(fd, buf + size, sizeof buf - size)) > 0 || (n < 0 && errno == EINTR)))
+    if (n > 0) size += static_cast<std::size_t>(n);
+  ::close(fd);
+  // After the last ')' (the command name may hold anything) come fields 3..; the 22nd is wanted.
+  std::size_t i = size;
+  while (i > 0 && buf[i - 1] != ')') --i;
+  if (i == 0) return 0;
+  for (int field = 2; field < 22 && i < size; ++i)
+    if (buf[i] == ' ') ++field;
+  std::uint64_t start = 0;
+  for (; i < size && buf[i] >= '0' && buf[i] <= '9'; ++i)
+    start = start * 10 + static_cast<std::uint64_t>(buf[i] - '0');
+  return start;
+}
+
 std::optional<ProcStat> read_proc_stat(const std::string& proc_root, long pid) {
   const auto text = read_small_file(proc_root + "/" + std::to_string(pid) + "/stat");
   if (!text) return std::nullopt;

@@ -22,4 +22,8 @@ struct ProcStat {
 std::optional<ProcStat> parse_proc_stat(std::string_view text);
 std::optional<ProcStat> read_proc_stat(const std::string& proc_root, long pid);
 
+// The calling process's start time (field 22 of /proc/self/stat), 0 when unknown. Allocates
+// nothing and calls only async-signal-safe functions: for a child forked from slurmstepd.
+std::uint64_t own_start_time() noexcept;
+
 }  // namespace ddp::monitor

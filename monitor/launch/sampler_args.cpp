@@ -51,6 +51,7 @@ std::vector<std::string> to_argv(const SamplerArgs& a) {
   for (const TaskTarget& t : a.task_pids)
     v.insert(v.end(), {"--task", std::to_string(t.rank) + ":" + std::to_string(t.pid)});
   if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
+  if (a.reply_fd >= 0) v.insert(v.end(), {"--reply-fd", std::to_string(a.reply_fd)});
   return v;
 }
 
@@ -101,6 +102,8 @@ SamplerArgs parse_sampler_args(const std::vector<std::string>& argv) {
        }},
       {"--control-fd",
        [&](const std::string& v) { a.control_fd = static_cast<int>(small("--control-fd", v, 0, 65535)); }},
+      {"--reply-fd",
+       [&](const std::string& v) { a.reply_fd = static_cast<int>(small("--reply-fd", v, 0, 65535)); }},
   };
   for (std::size_t i = 0; i < argv.size(); i += 2) {
     const auto f = flags.find(argv[i]);

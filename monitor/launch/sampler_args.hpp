@@ -37,7 +37,8 @@ struct SamplerArgs {
   std::vector<std::string> nets;  // network interfaces (bytes from /proc/net/dev)
   std::vector<std::string> ibs;   // InfiniBand ports "HCA:PORT" (sysfs port counters)
   std::vector<TaskTarget> task_pids;
-  int control_fd = -1;  // the socket to slurmstepd; -1 when run by hand
+  int control_fd = -1;  // what slurmstepd says (monitor/launch/control.hpp); -1 when run by hand
+  int reply_fd = -1;    // where to say done; -1: control_fd (a socket, as the tests give)
 };
 
 // Without the program name. parse_sampler_args(to_argv(a)) == a.

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,7 +95,8 @@ class Sampler {
         summary_fd_(summary_fd),
         trees_(paths.proc, static_cast<long>(getpid())),
         clock_ticks_(std::max(1L, sysconf(_SC_CLK_TCK))),
-        control_(args.control_fd) {}
+        control_(args.control_fd),
+        reply_(args.reply_fd) {}
 
   int run();
 
@@ -133,6 +133,7 @@ class Sampler {
   std::vector<Task> tasks_;
   std::map<std::string, ByteCounts> base_;  // counters at TIME 0, "net:IF" and "ib:HCA:PORT"
   int control_;
+  int reply_;  // where to say done
   LineBuffer control_in_;
   bool control_ended_ = false;
   double tasks_gone_since_ = -1;
@@ -217,7 +218,7 @@ void Sampler::add_task(unsigned rank, unsigned local, long pid) {
 void Sampler::read_control() {
   char buf[4096];
   for (;;) {
-    const ssize_t n = ::recv(control_, buf, sizeof buf, MSG_DONTWAIT);
+    const ssize_t n = ::read(control_, buf, sizeof buf);
     if (n > 0) {
       control_in_.feed(buf, static_cast<std::size_t>(n));
       continue;
@@ -231,6 +232,7 @@ void Sampler::read_control() {
     const auto m = parse_control(*line);
     if (m && m->kind == ControlMessage::Kind::Task)
       add_task(static_cast<unsigned>(m->global), static_cast<unsigned>(m->local), m->pid);
+    if (m && m->kind == ControlMessage::Kind::End) control_ended_ = true;
   }
 }
 
@@ -315,23 +317,15 @@ void Sampler::finish(const std::string& reason) {
                                std::to_string(args_.step) +
                                " reports the step (its spread and its worst nodes)\n");
   nvml_.reset();
-  if (control_ >= 0) {
-    write_all(control_, kDoneMessage);
-    ::shutdown(control_, SHUT_WR);
-  }
+  if (reply_ >= 0) write_all(reply_, kDoneMessage);
 }
 
 int Sampler::run() {
   t0_ = monotonic();
-  if (control_ >= 0) {
-    const auto self = read_proc_stat(paths_.proc, getpid());
-    write_all(control_, hello_message(getpid(), self ? self->start_time : 0));
-  }
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, sig);
   sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
   const int signals = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
 
   open_file();

@@ -18,7 +18,7 @@ namespace {
 const char* const kUsage =
     "usage: ddp-monitor --job ID --node NAME [--step ID] [--interval SECONDS] [--dir PATTERN]\n"
     "                   [--node-index I] [--nodes N] [--tasks N] [--gpu INDEX[@BUSID]]...\n"
-    "                   [--net IFACE]... [--ib HCA:PORT]... [--task RANK:PID]... [--control-fd FD]\n"
+    "                   [--net IFACE]... [--ib HCA:PORT]... [--task RANK:PID]... [--control-fd FD] [--reply-fd FD]\n"
     "       ddp-monitor --help | --version\n"
     "Samples GPUs (NVML), the CPU use of tasks and the bytes through NICs every SECONDS into\n"
     "ddp-monitor-JOB.STEP-NODE.jsonl (in PATTERN, %u = user, %j = job id; default: here), and\n"
@@ -29,8 +29,8 @@ const char* const kUsage =
 
 int main(int argc, char** argv) {
   return ddp::monitor::helper_main(argc, argv, "ddp-monitor", kUsage, [](const auto& args) {
-    const auto parsed = ddp::monitor::parse_sampler_args(args);
-    ddp::monitor::close_inherited_fds(parsed.control_fd);
+    auto parsed = ddp::monitor::parse_sampler_args(args);
+    parsed.reply_fd = ddp::monitor::adopt_control_fds(parsed.control_fd, parsed.reply_fd);
     // It shares the CPUs of rank 0: training comes first.
     (void)setpriority(PRIO_PROCESS, 0, 10);
     return ddp::monitor::run_sampler(parsed, {}, STDERR_FILENO);

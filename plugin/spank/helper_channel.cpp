@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,10 +35,12 @@ std::size_t decimal(char* out, long v) {
   return n;
 }
 
-// Never blocks: slurmstepd must not wait on a helper that does not read.
-void send_all(int fd, const char* text, std::size_t size) {
+// Never blocks (the pipes are non-blocking): slurmstepd must not wait on a helper that does not
+// read. Never raises SIGPIPE in slurmstepd either: it keeps the helper's read end open until
+// stop(), after which nothing is written.
+void write_all(int fd, const char* text, std::size_t size) {
   while (size > 0) {
-    const ssize_t n = ::send(fd, text, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = ::write(fd, text, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     text += n;
@@ -66,19 +67,35 @@ bool of_user(long pid, uid_t job_uid) {
   return uids && uids->first == job_uid && uids->second == job_uid;
 }
 
-// SIGKILL to the helper: through its pidfd; without one (kernels before 5.3, or a launcher that
-// could not pass it) only if the PID is still the very process that said hello.
+// SIGKILL to the helper: through its pidfd; without one (kernels before 5.3, or a seccomp filter
+// that refuses pidfd_open) only if the PID is still the very process that said who it is. That
+// last check and kill() leave a window of microseconds in which the PID would have to be reaped
+// and given out again: accepted there, as every PID-based tool does.
 bool kill_helper(const monitor::Heard& h, uid_t job_uid) {
+  if (!h.launched || !of_user(h.pid, job_uid)) return false;
   if (h.pidfd >= 0) {
-    if (monitor::pidfd_ended(h.pidfd) || !of_user(h.sampler, job_uid)) return false;
+    if (monitor::pidfd_ended(h.pidfd)) return false;
     if (monitor::signal_pidfd(h.pidfd, SIGKILL)) return true;
     if (errno == ESRCH) return false;
   }
-  if (!h.hello) return false;
-  const auto now = monitor::read_proc_stat("/proc", h.pid);
-  if (!now || now->start_time != h.start_time || now->state == 'Z' || !of_user(h.pid, job_uid))
-    return false;
+  if (!monitor::same_process(h.pid, h.start_time)) return false;
   return ::kill(static_cast<pid_t>(h.pid), SIGKILL) == 0;
+}
+
+// Who the helper is, before it runs the program: "helper PID START\n". Allocates nothing.
+std::size_t helper_line(char* out, long pid, std::uint64_t start) {
+  std::size_t n = 0;
+  for (const char* w = "helper "; *w;) out[n++] = *w++;
+  n += decimal(out + n, pid);
+  out[n++] = ' ';
+  n += decimal(out + n, static_cast<long>(start));
+  out[n++] = '\n';
+  return n;
+}
+
+// `fd` moved to `target` without close-on-exec, whatever the two numbers are.
+bool place_fd(int fd, int target) {
+  return fd == target ? ::fcntl(fd, F_SETFD, 0) == 0 : ::dup2(fd, target) == target;
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
@@ -92,60 +109,81 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 bool HelperChannel::open(spank_t sp) {
   if (spank_get_item(sp, S_JOB_UID, &job_uid_) != ESPANK_SUCCESS) return false;
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    slurm_info("spank_ddp: no %s channel: socketpair: %s", texts_.option, std::strerror(errno));
+  int down[2], up[2], identity[2];
+  if (::pipe2(down, O_CLOEXEC | O_NONBLOCK) != 0) {
+    slurm_info("spank_ddp: no %s channel: pipe: %s", texts_.option, std::strerror(errno));
     return false;
   }
-  stepd_end_ = fds[0];
-  helper_end_ = fds[1];
+  if (::pipe2(up, O_CLOEXEC | O_NONBLOCK) != 0 ||
+      ::pipe2(identity, O_CLOEXEC | O_NONBLOCK) != 0) {
+    slurm_info("spank_ddp: no %s channel: pipe: %s", texts_.option, std::strerror(errno));
+    for (int fd : {down[0], down[1], up[0], up[1]})
+      if (fd >= 0) ::close(fd);
+    return false;
+  }
+  owner_ = ::getpid();
+  to_helper_ = down[1];
+  helper_reads_ = down[0];
+  from_helper_ = up[0];
+  helper_writes_ = up[1];
+  identity_ = identity[0];
+  identity_writes_ = identity[1];
   return true;
 }
 
 void HelperChannel::send(const std::string& line) const {
-  if (stepd_end_ >= 0 && !stopped_) send_all(stepd_end_, line.data(), line.size());
+  if (to_helper_ >= 0 && !stopped_) write_all(to_helper_, line.data(), line.size());
 }
 
 void HelperChannel::refuse(const std::string& why) const {
   tell_user(std::string("warning: ") + texts_.option + ": " + why + "; " + texts_.without);
 }
 
+// Under SlurmdParameters=contain_spank, Slurm runs some hooks (task_exit among them) in a clone
+// that shares slurmstepd's memory but has a descriptor table of its own: a close there closes
+// only the clone's copy, so the numbers are kept for slurmstepd's own close().
+void HelperChannel::release(int& fd) {
+  if (fd < 0) return;
+  ::close(fd);
+  if (::getpid() == owner_) fd = -1;
+}
+
 void HelperChannel::close() {
-  for (int* fd : {&stepd_end_, &helper_end_})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
+  if (::getpid() != owner_) return;
+  for (int* fd : {&to_helper_, &helper_reads_, &from_helper_, &helper_writes_, &identity_,
+                  &identity_writes_})
+    release(*fd);
 }
 
 // Ends the stream and waits for the helper's `done`, at most `timeout` seconds; a helper that is
 // still there then (stuck in a driver call, say), or that says more than the channel's limits
-// allow, is killed. The channel is closed on every way out: what is left in it unread (a
-// descriptor of the task's output, say) must not keep the step's output open.
+// allow, is killed. The channel is closed on every way out.
 void HelperChannel::stop(double timeout) {
-  if (stepd_end_ < 0 || stopped_) return;
+  if (to_helper_ < 0 || stopped_) return;
   stopped_ = true;
-  ::shutdown(stepd_end_, SHUT_WR);
-  // Without slurmstepd's copy of the helper's end, a helper that died shows as end of stream.
-  if (helper_end_ >= 0) {
-    ::close(helper_end_);
-    helper_end_ = -1;
-  }
+  // The end of the stream: said in it (a close in a contain_spank clone is not slurmstepd's),
+  // then the ends closed. Without slurmstepd's copy of the helper's write end, a helper that
+  // died shows as end of file.
+  write_all(to_helper_, monitor::kEndMessage, std::strlen(monitor::kEndMessage));
+  for (int* fd : {&to_helper_, &helper_reads_, &helper_writes_, &identity_writes_}) release(*fd);
   // Closed last, after any kill: closing first would end a stuck helper's write with SIGPIPE
   // and leave the warning to say that it had ended.
   struct CloseLast {
     HelperChannel& channel;
-    ~CloseLast() { channel.close(); }
+    ~CloseLast() {
+      for (int* fd : {&channel.from_helper_, &channel.identity_}) channel.release(*fd);
+    }
   } close_last{*this};
   monitor::Heard h;
+  monitor::take_identity(identity_, h);
   const double deadline = monitor::monotonic_seconds() + timeout;
-  monitor::Drained state = monitor::drain(stepd_end_, h, deadline);
+  monitor::Drained state = monitor::drain(from_helper_, h, deadline);
   while (state == monitor::Drained::More && h.launched) {
     const double left = deadline - monitor::monotonic_seconds();
     if (left <= 0) break;
-    pollfd p = {stepd_end_, POLLIN, 0};
+    pollfd p = {from_helper_, POLLIN, 0};
     (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
-    state = monitor::drain(stepd_end_, h, deadline);
+    state = monitor::drain(from_helper_, h, deadline);
   }
   // Its `done` (or its end of the stream) is not its end: with a pidfd, wait for the process too,
   // which then no longer holds the task's output open.
@@ -155,7 +193,7 @@ void HelperChannel::stop(double timeout) {
       pollfd p = {h.pidfd, POLLIN, 0};
       (void)::poll(&p, 1, static_cast<int>(left * 1000) + 1);
     }
-  // Local task 0 says "sampler PID" before its task_init returns: without it, none was started.
+  // The helper's process says who it is before it runs the program: without that, none ran.
   if (!h.launched && state != monitor::Drained::Overflow) return;
   if (state == monitor::Drained::Done && h.pidfd < 0) return;
   const bool killed = kill_helper(h, job_uid_);
@@ -167,10 +205,10 @@ void HelperChannel::stop(double timeout) {
                     texts_.option, texts_.name, monitor::kMaxControlBytes,
                     monitor::kMaxControlLine,
                     killed ? "it was killed"
-                    : h.pidfd < 0 && !h.hello
-                        ? "it could not be killed safely here (no pidfd), and ends with the step"
+                    : !h.launched
+                        ? "it could not be killed safely here, and ends with the step"
                         : "it had ended",
-                    monitor::kControlFd);
+                    monitor::kReplyFd);
   else if (killed)
     slurm_spank_log("spank_ddp: warning: %s: %s did not finish within %.0f s after the step's "
                     "tasks (stuck in a driver call, or something in its environment); it was "
@@ -181,7 +219,7 @@ void HelperChannel::stop(double timeout) {
 void HelperChannel::launch(spank_t sp, std::vector<std::string> argv,
                            const std::vector<std::string>& extra_env) {
   const std::string& program = argv.front();
-  if (helper_end_ < 0)
+  if (helper_reads_ < 0 || helper_writes_ < 0 || identity_writes_ < 0)
     return refuse("slurmstepd made no control channel for " + std::string(texts_.name));
   if (::access(program.c_str(), X_OK) != 0)
     return refuse("cannot run " + program + ": " + std::strerror(errno) +
@@ -199,63 +237,45 @@ void HelperChannel::launch(spank_t sp, std::vector<std::string> argv,
   for (auto& e : extra) env.push_back(e.data());
   env.push_back(nullptr);
   const plan::UserLimits limits = task_limits(job_env);
-  const int control = helper_end_;
+  const int reads = helper_reads_, writes = helper_writes_, identity = identity_writes_;
   const std::string exec_failed = std::string(kLogPrefix) + "warning: " + texts_.option +
                                   ": cannot start " + program + "; " + texts_.without + "\n";
-  // The helper waits on this pipe for the launcher's go, written once the launcher's line is on
-  // the channel: that line is the first slurmstepd reads, before anything the user's
-  // environment may write there.
-  int release[2];
-  if (::pipe2(release, O_CLOEXEC) != 0) return refuse(std::string("pipe: ") + std::strerror(errno));
 
   const pid_t middle = ::fork();
-  if (middle < 0) {
-    ::close(release[0]);
-    ::close(release[1]);
-    return refuse(std::string("fork: ") + std::strerror(errno));
-  }
+  if (middle < 0) return refuse(std::string("fork: ") + std::strerror(errno));
   if (middle == 0) {
     // Only async-signal-safe calls from here on. The helper's parent exits at once, so the
     // helper is no child of the user's program (which might wait for every child it has).
     const pid_t helper = ::fork();
-    if (helper != 0) {
-      if (helper < 0) ::_exit(1);
-      char line[48] = "sampler ";
-      std::size_t n = 8 + decimal(line + 8, helper);
-      line[n++] = '\n';
-      // Opened while the helper is this process's unreaped child: its PID cannot be reused.
-      const int pidfd = monitor::open_pidfd(helper);
-      const bool sent = monitor::send_line_with_fd(control, line, n, pidfd) ||
-                        (pidfd >= 0 && monitor::send_line_with_fd(control, line, n, -1));
-      // The helper runs only once its line is out; otherwise it never runs at all.
-      if (!sent || ::write(release[1], "g", 1) != 1) ::kill(helper, SIGKILL);
-      ::_exit(0);
-    }
-    ::close(release[1]);
-    char go = 0;
-    ssize_t got;
-    while ((got = ::read(release[0], &go, 1)) < 0 && errno == EINTR) {
-    }
-    if (got != 1) ::_exit(1);
-    apply_user_limits(limits);
+    if (helper != 0) ::_exit(helper < 0 ? 1 : 0);
+    const auto fail = [&] {
+      (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+      ::_exit(1);
+    };
+    // Who the helper is, on a pipe of its own that closes at exec: nothing the helper runs can
+    // reach it (not even through /proc/PID/fd), so this is the plugin's word alone.
+    char line[64];
+    const std::uint64_t start = monitor::own_start_time();
+    if (start == 0) fail();
+    const std::size_t n = helper_line(line, ::getpid(), start);
+    if (::write(identity, line, n) != static_cast<ssize_t>(n)) fail();
+    // Out of the way of fds 0-4 first, whatever numbers the ends have now.
+    const int in = ::fcntl(reads, F_DUPFD_CLOEXEC, 10);
+    const int out = ::fcntl(writes, F_DUPFD_CLOEXEC, 10);
+    if (in < 0 || out < 0) fail();
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) {
       ::dup2(null, STDIN_FILENO);
       ::dup2(null, STDOUT_FILENO);
       if (null > STDERR_FILENO) ::close(null);
     }
-    // fd 3 for the helper; dup2 onto itself would keep close-on-exec, so clear it then.
-    if (control == monitor::kControlFd)
-      ::fcntl(control, F_SETFD, 0);
-    else
-      ::dup2(control, monitor::kControlFd);
+    if (!place_fd(in, monitor::kControlFd) || !place_fd(out, monitor::kReplyFd)) fail();
+    apply_user_limits(limits);
     ::execve(args[0], args.data(), env.data());
     (void)!::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
-    send_all(monitor::kControlFd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
+    write_all(monitor::kReplyFd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
     ::_exit(127);
   }
-  ::close(release[0]);
-  ::close(release[1]);
   int status = 0;
   while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
   }

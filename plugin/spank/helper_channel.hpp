@@ -1,18 +1,20 @@
 // A helper program that local task 0 starts for the step on its node (the --ddp-monitor sampler,
 // the failure watch), and the control channel slurmstepd keeps with it:
 //
-//   init_post_opt  slurmstepd   open(): a socketpair, before the tasks are forked
+//   init_post_opt  slurmstepd   open(): two pipes, before the tasks are forked
 //   task_post_fork slurmstepd   send(): lines for the helper (monitor/launch/control.hpp)
 //   task_init      local task 0 launch(): fork, fork again (the helper is no child of the user's
 //                               program) and exec it as the job's user, with the job's
-//                               environment and the task's limits, its end of the channel as fd 3
+//                               environment and the task's limits, its ends of the channel as
+//                               fds 3 (to read) and 4 (to write)
 //   task_exit      slurmstepd   stop(): after the node's last task, end the stream, wait a few
 //                               seconds at most for the helper's `done`, then kill it
 //   exit           slurmstepd   the same, if the tasks never all started or ended; close()
 //
 // What the helper says is the user's word (it runs the job's environment, LD_PRELOAD included):
-// slurmstepd reads it within a deadline and the channel's limits, takes a pidfd only from the
-// launcher's first line, and kills nothing but that process.
+// slurmstepd reads it within a deadline and the channel's limits, from a pipe (which cannot carry
+// a descriptor), opens a pidfd only for the process the first line names, which the plugin's own
+// code wrote before the helper ran, and kills nothing but that process.
 #pragma once
 
 #include <sys/types.h>
@@ -42,7 +44,7 @@ class HelperChannel {
 
   // slurmstepd, before the tasks are forked. False (and nothing open) when it cannot.
   bool open(spank_t sp);
-  bool is_open() const { return stepd_end_ >= 0; }
+  bool is_open() const { return to_helper_ >= 0; }
 
   // Local task 0's task_init, as the job's user: starts argv[0] with the job's environment plus
   // `extra_env` ("NAME=VALUE", for the helper alone). A problem is said on the task's stderr and
@@ -60,8 +62,18 @@ class HelperChannel {
 
  private:
   HelperTexts texts_;
-  int stepd_end_ = -1;
-  int helper_end_ = -1;
+  // slurmstepd's ends, and the helper's until stop(): while slurmstepd holds the helper's read
+  // end, its writes never meet a closed pipe (SIGPIPE).
+  int to_helper_ = -1;
+  int from_helper_ = -1;
+  int helper_reads_ = -1;
+  int helper_writes_ = -1;
+  // Who the helper is: written by the plugin's own code before the helper runs, on a pipe the
+  // helper never holds.
+  int identity_ = -1;
+  int identity_writes_ = -1;
+  pid_t owner_ = -1;  // the slurmstepd that opened the channel
+  void release(int& fd);
   uid_t job_uid_ = 0;
   bool stopped_ = false;
 };

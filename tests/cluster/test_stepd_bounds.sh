@@ -1,7 +1,8 @@
 #!/bin/bash
 # What a job's user controls never holds root's slurmstepd, run as user `nobody`: a sampler that
 # floods its control channel, one that never reads it and never exits, a 20,000-deep `extends`
-# chain and a profile on a FIFO (user_profiles=yes), a mistyped plugstack.conf argument (DDP
+# chain and a profile on a FIFO (user_profiles=yes), one that tries to hand root a descriptor,
+# one that names another process as itself, a mistyped plugstack.conf argument (DDP
 # steps fail with it, plain steps run). Each step ends within its bound with a message that
 # names the problem, no slurmstepd is left behind, and every node ends idle, not drained. The
 # user's own profile reaches nodes that cannot see the file (srun sends it), and the sampler runs
@@ -53,7 +54,7 @@ step() {
 }
 job_of() { sed -n 's/^job=\([0-9]*\)$/\1/p' <<<"$1" | head -1; }
 
-# 1. The issue's reproduction: the sampler floods fd 3.
+# 1. The issue's reproduction: the sampler floods its channel to slurmstepd.
 out=$(step "flooding sampler" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
   --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=flood bash -c 'echo job=$SLURM_JOB_ID; sleep 2')
 expect_contains "$out" "the sampler wrote more than 65536 bytes" "flood named"
@@ -69,6 +70,25 @@ settled "$(job_of "$out")" "hung sampler"
 # (a zombie has ended: whoever adopted it reaps it)
 live=$(ps -u nobody -o pid=,stat=,comm= | awk '$3 == "ddp-monitor" && $2 !~ /Z/')
 [ -z "$live" ] || fail "a sampler outlived its step: $live"
+
+# 2b. The review's: a descriptor whose close blocks, handed to slurmstepd. The channel is two
+# pipes, which carry none; the step ends as if the sampler had only hung.
+out=$(step "descriptor-passing sampler" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
+  --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=passfd bash -c 'echo job=$SLURM_JOB_ID; sleep 1')
+[[ $out != *"went through"* ]] || fail "a descriptor reached slurmstepd: $out"
+expect_contains "$out" "did not finish within 3 s after the step's tasks" "descriptor-passing sampler killed"
+settled "$(job_of "$out")" "descriptor-passing sampler"
+
+# 2c. A sampler that names another process of the user's as itself: root kills the sampler, and
+# nothing else (who the helper is comes on a pipe the helper never holds).
+victim=$(as_user bash -c 'sleep 300 >/dev/null 2>&1 </dev/null & echo $!')
+out=$(step "sampler naming another process" ok srun -N1 -n1 --ddp --ddp-monitor=1 \
+  --export=ALL,LD_PRELOAD="$WORK/hostile.so",HOSTILE_SAMPLER=swap,HOSTILE_VICTIM="$victim" \
+  bash -c 'echo job=$SLURM_JOB_ID; sleep 1')
+expect_contains "$out" "did not finish within 3 s after the step's tasks" "the lying sampler killed"
+kill -0 "$victim" 2>/dev/null || fail "root killed process $victim, which the sampler named as itself"
+kill "$victim"
+settled "$(job_of "$out")" "sampler naming another process"
 
 # 3. The sampler gets the task's limits: the submitting shell's soft NOFILE, not root's.
 out=$(step "limits" ok bash -c 'ulimit -Sn 555; srun -N1 -n1 --ddp --ddp-monitor=1 bash -c "

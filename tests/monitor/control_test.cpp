@@ -7,8 +7,8 @@ using namespace ddp::monitor;
 
 TEST(MonitorControl, MessagesAndLines) {
   LineBuffer in;
-  const std::string text = task_message(1, 5, 4242, 99) + hello_message(77, 123456) +
-                           "sampler 77\n" + kDoneMessage + "future 1 2\n" + "task x";
+  const std::string text = task_message(1, 5, 4242, 99) + "helper 77 123456\n" +
+                           kEndMessage + kDoneMessage + "future 1 2\n" + "task x";
   in.feed(text.data(), 10);
   in.feed(text.data() + 10, text.size() - 10);
   auto m = parse_control(*in.next());
@@ -19,14 +19,17 @@ TEST(MonitorControl, MessagesAndLines) {
   EXPECT_EQ(m->pid, 4242);
   EXPECT_EQ(m->start_time, 99u);
   m = parse_control(*in.next());
-  EXPECT_EQ(m->kind, ControlMessage::Kind::Hello);
+  EXPECT_EQ(m->kind, ControlMessage::Kind::Helper);
+  EXPECT_EQ(m->pid, 77);
   EXPECT_EQ(m->start_time, 123456u);
-  EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Sampler);
+  EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::End);
   EXPECT_EQ(parse_control(*in.next())->kind, ControlMessage::Kind::Done);
   EXPECT_FALSE(parse_control(*in.next()));  // unknown: ignored
   EXPECT_FALSE(in.next());                  // "task x" has no newline yet
   EXPECT_FALSE(parse_control("task 0 0 -1"));
-  EXPECT_FALSE(parse_control("hello 0 1"));
+  EXPECT_FALSE(parse_control("helper 0 1"));
+  EXPECT_FALSE(parse_control("helper 77"));  // without its start, no PID names one process
+  EXPECT_FALSE(parse_control("helper 77 0"));
   EXPECT_EQ(parse_control("task 1 2 3")->start_time, 0u);  // START is the watch's; optional
   const auto exit = parse_control(exit_message(1, 5, 0x0900, 1700000000000000001));
   ASSERT_TRUE(exit);
@@ -39,7 +42,7 @@ TEST(MonitorControl, MessagesAndLines) {
 // What slurmstepd reads from a sampler is bounded: a line, and the whole say.
 TEST(MonitorControl, ALineLongerThanTheLimitStopsTheBuffer) {
   LineBuffer in;
-  const std::string good = hello_message(77, 1);
+  const std::string good = "helper 77 1\n";
   EXPECT_TRUE(in.feed(good.data(), good.size()));
   const std::string endless(kMaxControlLine + 1, 'x');
   EXPECT_TRUE(in.feed(endless.data(), endless.size()));

@@ -20,6 +20,7 @@ TEST(MonitorArgs, WhatThePluginWritesTheSamplerReads) {
   a.nets = {"ib0"};
   a.ibs = {"mlx5_0:1", "mlx5_1:1"};
   a.control_fd = 3;
+  a.reply_fd = 4;
   const SamplerArgs b = parse_sampler_args(to_argv(a));
   EXPECT_EQ(to_argv(b), to_argv(a));
   EXPECT_EQ(b.gpus[0].busid, "0000:3b:00.0");

@@ -101,7 +101,7 @@ TEST(MonitorPlan, TheSamplerOfANodeWithoutTopologyGetsItsInterfaces) {
             (std::vector<std::string>{"--interval", "3", "--job", "17", "--step", "2", "--node",
                                       "gn01", "--node-index", "0", "--nodes", "1", "--tasks", "2",
                                       "--gpu", "0", "--gpu", "1", "--net", "eth0", "--control-fd",
-                                      "3"}));
+                                      "3", "--reply-fd", "4"}));
 }
 
 TEST(MonitorPlan, RealTopologiesGiveBusIdsAndEachRanksHca) {

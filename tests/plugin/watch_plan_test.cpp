@@ -81,7 +81,7 @@ TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
                                       "--host", "gn02", "--world", "8", "--head", "gn01", "--port",
                                       std::to_string(step.port.port), "--timeout", "45",
                                       "--error-dir", "/tmp/ddp-17.2-00112233aabbccdd",
-                                      "--control-fd", "3"}));
+                                      "--control-fd", "3", "--reply-fd", "4"}));
   // What the plugin tells it, the watch reads back.
   EXPECT_EQ(ddp::watch::to_argv(ddp::watch::parse_watch_args(ddp::watch::to_argv(a))),
             ddp::watch::to_argv(a));

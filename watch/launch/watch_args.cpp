@@ -34,6 +34,7 @@ std::vector<std::string> to_argv(const WatchArgs& a) {
                                 "--timeout", std::to_string(a.timeout)};
   if (!a.error_dir.empty()) v.insert(v.end(), {"--error-dir", a.error_dir});
   if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
+  if (a.reply_fd >= 0) v.insert(v.end(), {"--reply-fd", std::to_string(a.reply_fd)});
   return v;
 }
 
@@ -53,6 +54,8 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
       {"--error-dir", [&](const std::string& v) { a.error_dir = printable("--error-dir", v); }},
       {"--control-fd",
        [&](const std::string& v) { a.control_fd = static_cast<int>(number("--control-fd", v, 0, 65535)); }},
+      {"--reply-fd",
+       [&](const std::string& v) { a.reply_fd = static_cast<int>(number("--reply-fd", v, 0, 65535)); }},
   };
   for (std::size_t i = 0; i < argv.size(); i += 2) {
     const auto f = flags.find(argv[i]);

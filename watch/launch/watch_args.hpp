@@ -32,7 +32,8 @@ struct WatchArgs {
   unsigned port = 0;       // MASTER_PORT, as a UDP port
   unsigned timeout = kDefaultTimeout;  // seconds
   std::string error_dir;   // where the ranks' error files are; "" = none
-  int control_fd = -1;     // the socket to slurmstepd
+  int control_fd = -1;     // what slurmstepd says (monitor/launch/control.hpp)
+  int reply_fd = -1;       // where to say done; -1: control_fd (a socket, as the tests give)
 };
 
 // Without the program name. parse_watch_args(to_argv(a)) == a.

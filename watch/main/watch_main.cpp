@@ -20,7 +20,7 @@ namespace {
 const char* const kUsage =
     "usage: ddp-watch --job ID --step ID --node I --nodes N --host NAME --world RANKS\n"
     "                 --head MASTER_ADDR --port MASTER_PORT [--timeout SECONDS]\n"
-    "                 [--error-dir DIR] [--control-fd FD]\n"
+    "                 [--error-dir DIR] [--control-fd FD] [--reply-fd FD]\n"
     "       ddp-watch --help | --version\n"
     "The failure watch of one node of a DDP step, started by spank_ddp (see spank-ddp(8),\n"
     "--ddp-watch): ends the step when a rank fails, freezes, or its node is lost, and says once\n"
@@ -30,14 +30,13 @@ const char* const kUsage =
 
 int main(int argc, char** argv) {
   return ddp::monitor::helper_main(argc, argv, "ddp-watch", kUsage, [](const auto& args) {
-    const auto parsed = ddp::watch::parse_watch_args(args);
-    ddp::monitor::close_inherited_fds(parsed.control_fd);
+    auto parsed = ddp::watch::parse_watch_args(args);
+    parsed.reply_fd = ddp::monitor::adopt_control_fds(parsed.control_fd, parsed.reply_fd);
     const char* key = std::getenv(ddp::watch::kKeyVariable);
     std::string secret = key ? key : "";
     (void)::unsetenv(ddp::watch::kKeyVariable);
     // The child that asks Slurm to end the step is never waited for.
     (void)::signal(SIGCHLD, SIG_IGN);
-    (void)::signal(SIGPIPE, SIG_IGN);
     return ddp::watch::WatchNode(parsed, std::move(secret), STDERR_FILENO).run();
   });
 }

@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,21 +82,22 @@ std::string WatchNode::my_ranks() const { return plan::format_index_list(tasks_.
 
 void WatchNode::read_control(Now now) {
   if (stepd_gone_ || args_.control_fd < 0) return;
+  // The node's tasks have all ended (slurmstepd's `end`, or the end of the stream).
+  const auto stepd_ended = [&] {
+    stepd_gone_ = true;
+    stepd_gone_at_ = now.mono;
+    if (!head() && network_ && !done_id_) {
+      Datagram d;
+      d.type = Datagram::Type::Done;
+      done_id_ = member_->send_reliably(d, now);
+    }
+  };
   char buf[4096];
   for (;;) {
-    const ssize_t n = ::recv(args_.control_fd, buf, sizeof buf, MSG_DONTWAIT);
+    const ssize_t n = ::read(args_.control_fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) {
-      stepd_gone_ = true;
-      stepd_gone_at_ = now.mono;
-      if (!head() && network_ && !done_id_) {
-        Datagram d;
-        d.type = Datagram::Type::Done;
-        done_id_ = member_->send_reliably(d, now);
-      }
-      return;
-    }
+    if (n <= 0) return stepd_ended();
     (void)control_in_.feed(buf, static_cast<std::size_t>(n));
     while (const auto text = control_in_.next()) {
       const auto line = monitor::parse_control(*text);
@@ -107,6 +107,8 @@ void WatchNode::read_control(Now now) {
         if (member_) member_->set_ranks(my_ranks());
       } else if (line->kind == monitor::ControlMessage::Kind::Exit) {
         if (const LocalTask* t = tasks_.ended(*line)) task_ended(*t, *line, now);
+      } else if (line->kind == monitor::ControlMessage::Kind::End) {
+        return stepd_ended();
       }
     }
   }
@@ -386,9 +388,8 @@ int WatchNode::run() {
     for (unsigned rank : tasks_.ranks()) (void)::unlink(error_file(args_.error_dir, rank).c_str());
     (void)::rmdir(args_.error_dir.c_str());
   }
-  if (args_.control_fd >= 0)
-    (void)::send(args_.control_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage),
-                 MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (args_.reply_fd >= 0)
+    (void)!::write(args_.reply_fd, monitor::kDoneMessage, std::strlen(monitor::kDoneMessage));
   return 0;
 }
 

@@ -43,6 +43,7 @@ monitor::SamplerArgs sampler_args(const StepPlan& step, const MonitorPlan& plan,
   a.nodes = f.nodes;
   a.tasks = f.local_tasks;
   a.control_fd = monitor::kControlFd;
+  a.reply_fd = monitor::kReplyFd;
   for (std::size_t i = 0; i < gpus.step_gpus.size(); ++i) {
     monitor::GpuTarget g;
     g.index = gpus.step_gpus[i];

@@ -52,6 +52,7 @@ watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan) {
   a.timeout = plan.timeout;
   a.error_dir = plan.error_dir;
   a.control_fd = monitor::kControlFd;
+  a.reply_fd = monitor::kReplyFd;
   return a;
 }
 
