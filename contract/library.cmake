@@ -5,6 +5,7 @@
 function(ddp_contract_library name)
   set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
   add_library(${name} STATIC
+    ${dir}/src/human_text.cpp
     ${dir}/src/local_host.cpp
     ${dir}/src/names.cpp
     ${dir}/src/net_facts.cpp
@@ -13,6 +14,6 @@ function(ddp_contract_library name)
     ${dir}/src/port.cpp
     ${dir}/src/tasks_per_node.cpp
     ${dir}/src/trusted_dir.cpp)
-  target_include_directories(${name} PUBLIC ${dir}/include)
+  target_include_directories(${name} PUBLIC ${dir}/include ${PROJECT_BINARY_DIR}/generated)
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 endfunction()

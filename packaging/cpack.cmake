@@ -124,8 +124,8 @@ LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID...), with 
 next to its GPU's NIC and cores. A failure watch on every node ends the step when a rank fails,
 freezes or loses its node, and names the first failure once. This package ships the plugin with
 its plugstack.conf.d snippet, a cli_filter that turns --ddp-nodes/--ddp-gpus into a resource
-request, cluster profiles, ddp-plan, the failure watch, the --ddp-monitor sampler and
-ddp-report.
+request, cluster profiles, ddp-plan, the failure watch, the --ddp-monitor sampler,
+ddp-report and the bash completion of the --ddp-* options.
 Built for Slurm ${DDP_SLURM_SERIES} only: Slurm loads a SPANK plugin only if it was built for its
 own major.minor series.")
 set(CPACK_RPM_PLUGIN_PACKAGE_SUMMARY "PyTorch DDP launch for Slurm ${DDP_SLURM_SERIES} (SPANK plugin)")
@@ -229,6 +229,7 @@ set(CPACK_RPM_PLUGIN_USER_FILELIST ${_rpm_config})
 # Directories that belong to Slurm or the system, not to these packages.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     "${DDP_FULL_SYSCONF_DIR}" "${DDP_FULL_SYSCONF_DIR}/plugstack.conf.d" "${DDP_FULL_PLUGIN_DIR}"
+    "${DDP_BASH_COMPLETION_DIR}"
     "${CMAKE_INSTALL_FULL_LIBDIR}" "${CMAKE_INSTALL_FULL_LIBDIR}/cmake"
     "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_FULL_INCLUDEDIR}"
     "${CMAKE_INSTALL_FULL_MANDIR}" "${CMAKE_INSTALL_FULL_MANDIR}/man1"

@@ -131,4 +131,10 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
   return a;
 }
 
+std::optional<double> fraction_of_median(const Measurement& link, const Analysis& analysis) {
+  const double median = analysis.slowest_link ? analysis.slowest_link->median_gbps : 0;
+  if (median <= 0) return std::nullopt;
+  return link.busbw_gbps / median;
+}
+
 }  // namespace ddp::preflight

@@ -58,6 +58,10 @@ double median(std::vector<double> values);
 Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measurement>& links,
                  const Thresholds& thresholds);
 
+// A link's bus bandwidth against the median the slowest link was compared with; nullopt when no
+// median was taken.
+std::optional<double> fraction_of_median(const Measurement& link, const Analysis& analysis);
+
 // "--exclude=n3" or "--exclude=n3,n5"; empty for no node.
 std::string exclude_option(const std::vector<std::string>& nodes);
 

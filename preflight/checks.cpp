@@ -218,4 +218,13 @@ Check check_gpus(const EnvLookup& env, const Context& ctx, const CudaDevices& cu
   return check;
 }
 
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Ok: return "ok";
+    case Status::Failed: return "failed";
+    case Status::Skipped: return "skipped";
+  }
+  return "skipped";
+}
+
 }  // namespace ddp::preflight

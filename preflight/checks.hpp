@@ -16,6 +16,9 @@ namespace ddp::preflight {
 
 enum class Status { Ok, Failed, Skipped };
 
+// "ok", "failed", "skipped": as the ranks' messages and --json write a status.
+const char* status_name(Status status);
+
 struct Check {
   std::string what;  // "interfaces", "hcas", "gpus"
   Status status = Status::Skipped;

@@ -2,14 +2,19 @@
 // by hand: srun --ddp ddp-preflight). Each rank checks its own node (interfaces, HCA ports, its
 // GPU); the ranks meet at MASTER_ADDR:MASTER_PORT, where rank 0 compares their contracts; rank 0
 // gathers the checks and, when every rank is fit, they measure all-reduce bandwidth and latency
-// over all ranks and then between every pair of nodes. Rank 0 prints one table and the verdict;
-// every rank exits 0 (passed), 1 (failed: the step should not run) or 2 (this rank cannot take
-// part: bad arguments or contract).
+// over all ranks and then between every pair of nodes. Rank 0 prints one table and the verdict
+// (--json: one JSON document instead); every rank exits 0 (passed), 1 (failed: the step should not
+// run) or 2 (this rank cannot take part: bad arguments or contract).
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,10 +29,13 @@
 #include "ddp/error.hpp"
 #include "ddp/process_group.hpp"
 #include "ddp/rendezvous.hpp"
+#include "messages.hpp"
 #include "net_facts.hpp"
 #include "rank_report.hpp"
 #include "report.hpp"
+#include "report_json.hpp"
 #include "schedule.hpp"
+#include "version.hpp"
 
 namespace {
 
@@ -43,7 +51,29 @@ struct Args {
   std::string pairs = "auto";
   double timeout = 60;  // seconds for any one wait on the other ranks
   bool sweep = false;
+  bool json = false;       // the result as JSON on stdout instead of the table
+  std::string json_file;   // the result as JSON into this file as well
 };
+
+// Under --ddp-preflight the plugin chooses the command line; a job script asks for the file by
+// this variable in the job's environment, which the preflight gets.
+constexpr const char* kJsonFileVariable = "DDP_PREFLIGHT_JSON";
+
+// Rank 0's result as JSON, where it was asked for; also when the preflight fails before it has
+// measured anything.
+void publish_json(const Args& args, const pf::PreflightResult& result) {
+  const std::string text =
+      pf::result_json(result).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  if (args.json) std::cout << text << std::flush;
+  if (args.json_file.empty()) return;
+  // Whole or not at all: a script that reads it while the step ends never sees half of it.
+  const std::string tmp = args.json_file + ".tmp." + std::to_string(getpid());
+  std::ofstream out(tmp, std::ios::trunc);
+  if (out << text && out.flush() && std::rename(tmp.c_str(), args.json_file.c_str()) == 0) return;
+  std::remove(tmp.c_str());
+  std::cerr << "ddp-preflight: warning: cannot write " << args.json_file << ": " << std::strerror(errno)
+            << " (" << kJsonFileVariable << " or --json-file); the result is in the table above\n";
+}
 
 milliseconds ms(double seconds) { return milliseconds(static_cast<long long>(seconds * 1000)); }
 
@@ -81,32 +111,8 @@ std::string node_list(const std::vector<pf::NodeLeader>& nodes) {
   return out;
 }
 
-// "link\tA\tB\tranks\tlatency_us\tbusbw\tpeak_bytes\tcut" lines: the links this rank measured.
-std::string encode_links(const std::vector<pf::Measurement>& links) {
-  std::ostringstream out;
-  for (const auto& m : links)
-    out << "link\t" << m.nodes[0] << "\t" << m.nodes[1] << "\t" << m.ranks << "\t" << m.latency_us
-        << "\t" << m.busbw_gbps << "\t" << m.peak_bytes << "\t" << (m.cut_short ? 1 : 0) << "\n";
-  return out.str();
-}
-
-std::vector<pf::Measurement> decode_links(const std::string& text) {
-  std::vector<pf::Measurement> out;
-  std::istringstream in(text);
-  std::string tag;
-  pf::Measurement m;
-  m.nodes.resize(2);
-  int cut = 0;
-  while (in >> tag >> m.nodes[0] >> m.nodes[1] >> m.ranks >> m.latency_us >> m.busbw_gbps >>
-         m.peak_bytes >> cut) {
-    m.name = m.nodes[0] + " <-> " + m.nodes[1];
-    m.cut_short = cut != 0;
-    out.push_back(m);
-  }
-  return out;
-}
-
-int run(const Args& args) {
+// `main_rank`: set once this task knows it is rank 0, which alone prints the result.
+int run(const Args& args, bool& main_rank) {
   const auto start = Clock::now();
   const auto wait = ms(args.timeout / 2);
   std::optional<ddp::Context> context;
@@ -117,24 +123,38 @@ int run(const Args& args) {
     return 2;
   }
   const ddp::Context& ctx = *context;
+  main_rank = ctx.is_main();
   const std::string host = ctx.hostname_hint.value_or("?");
   const pf::RankReport mine = check_this_rank(ctx, host);
+  pf::PreflightResult result;
+  result.ranks = ctx.world_size;
+  result.rendezvous = ctx.master_addr + ":" + std::to_string(ctx.master_port);
+  result.thresholds = args.thresholds;
 
   std::shared_ptr<ddp::Rendezvous> rdv;
   try {
     rdv = ddp::Rendezvous::meet(ctx, wait);
   } catch (const ddp::Error& e) {
-    std::cerr << "ddp-preflight: FAILED: rank " << ctx.rank << " on " << host << ": " << e.what()
-              << "\n";
+    const std::string reason = "rank " + std::to_string(ctx.rank) + " on " + host + ": " + e.what();
+    std::cerr << "ddp-preflight: FAILED: " << reason << "\n";
+    if (main_rank) {
+      result.stopped_at = "rendezvous";
+      result.reason = reason;
+      result.seconds = since(start);
+      publish_json(args, result);
+    }
     return 1;
   }
   const double met = since(start);
 
-  // Rank 0 hears every rank's checks; the verdict decides whether they go on to measure.
+  // Every rank hears every rank's checks; the verdict decides whether they go on to measure. A
+  // report that does not decode ends the preflight on every rank, naming its sender.
   std::vector<pf::RankReport> reports;
-  for (const auto& text : rdv->all_gather(pf::encode_report(mine), wait))
-    if (const auto r = pf::decode_report(text)) reports.push_back(*r);
+  const auto texts = rdv->all_gather(pf::encode_report(mine), wait);
+  for (std::size_t r = 0; r < texts.size(); ++r)
+    reports.push_back(pf::decode_report(texts[r], static_cast<int>(r)));
   const auto nodes = pf::node_leaders(reports);
+  for (const auto& n : nodes) result.nodes.push_back(n.host);
   std::vector<ddp::preflight::Check> rows;
   std::string verdict = "pass";
   if (ctx.is_main()) {
@@ -149,11 +169,17 @@ int run(const Args& args) {
       if (row.status == pf::Status::Failed) verdict = "fail";
   }
   verdict = rdv->broadcast(verdict, wait);
+  result.checks = rows;
   if (verdict != "pass") {
     if (ctx.is_main()) {
-      std::cout << pf::render_checks(rows) << std::flush;
-      std::cerr << "ddp-preflight: FAILED: a check failed on some rank (see the table); the step "
-                   "was stopped before measuring\n";
+      const std::string reason =
+          "a check failed on some rank (see the table); the step was stopped before measuring";
+      result.stopped_at = "checks";
+      result.reason = reason;
+      result.seconds = since(start);
+      publish_json(args, result);
+      if (!args.json) std::cout << pf::render_checks(rows) << std::flush;
+      std::cerr << "ddp-preflight: FAILED: " << reason << "\n";
     }
     rdv->finish(wait);
     return 1;
@@ -188,26 +214,37 @@ int run(const Args& args) {
     }
   }
   std::vector<pf::Measurement> links;
-  for (const auto& text : rdv->all_gather(encode_links(measured), wait))
-    for (const auto& m : decode_links(text)) links.push_back(m);
+  const auto link_texts = rdv->all_gather(pf::encode_links(measured), wait);
+  for (std::size_t r = 0; r < link_texts.size(); ++r)
+    for (auto& m : pf::decode_links(link_texts[r], static_cast<int>(r))) links.push_back(std::move(m));
 
   verdict = "pass";
   if (ctx.is_main()) {
     std::optional<pf::Measurement> all = pf::measurement("all ranks", {}, world);
     const auto analysis = pf::analyse(all, links, args.thresholds);
-    std::cout << "ddp-preflight: " << ctx.world_size << " ranks on " << nodes.size() << " node(s) ("
-              << node_list(nodes) << "), " << group->backend_name() << ", rendezvous "
-              << ctx.master_addr << ":" << ctx.master_port << "\n"
-              << pf::render_checks(rows) << pf::render_measurements(all, links, analysis);
-    if (args.sweep) std::cout << "all ranks, by size:\n" << pf::render_sweep(world);
-    std::cout << pf::render_standings(analysis, links.size());
-    if (analysis.passed()) {
-      std::cout << "ddp-preflight: passed in " << std::to_string(since(start)).substr(0, 4) << " s\n";
-    } else {
-      verdict = "fail";
-      std::cerr << "ddp-preflight: FAILED: " << pf::failure_message(analysis) << "\n";
+    if (!analysis.passed()) verdict = "fail";
+    result.passed = analysis.passed();
+    result.stopped_at = "measurements";
+    result.reason = analysis.passed() ? "" : pf::failure_message(analysis);
+    result.backend = group->backend_name();
+    result.seconds = since(start);
+    result.all = all;
+    result.sweep = world;
+    result.links = links;
+    result.analysis = analysis;
+    publish_json(args, result);
+    if (!args.json) {
+      std::cout << "ddp-preflight: " << ctx.world_size << " ranks on " << nodes.size()
+                << " node(s) (" << node_list(nodes) << "), " << group->backend_name()
+                << ", rendezvous " << ctx.master_addr << ":" << ctx.master_port << "\n"
+                << pf::render_checks(rows) << pf::render_measurements(all, links, analysis);
+      if (args.sweep) std::cout << "all ranks, by size:\n" << pf::render_sweep(world);
+      std::cout << pf::render_standings(analysis, links.size());
+      if (analysis.passed())
+        std::cout << "ddp-preflight: passed in " << std::to_string(since(start)).substr(0, 4) << " s\n";
+      std::cout << std::flush;
     }
-    std::cout << std::flush;
+    if (!analysis.passed()) std::cerr << "ddp-preflight: FAILED: " << pf::failure_message(analysis) << "\n";
   }
   verdict = rdv->broadcast(verdict, wait);
   group->shutdown();
@@ -246,14 +283,26 @@ int main(int argc, char** argv) {
                  "seconds any one step may wait on the other ranks (default 60)")
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--sweep", args.sweep, "also print the all-ranks sweep size by size, as all_reduce_perf");
+  app.add_flag("--json", args.json,
+               "rank 0 prints the result as one JSON document instead of the table (ddp-preflight(1) "
+               "has the schema)");
+  app.add_option("--json-file", args.json_file,
+                 std::string("rank 0 also writes the result as JSON into this file (default: $") +
+                     kJsonFileVariable + ", which a job script sets for --ddp-preflight)");
+  app.set_version_flag("--version", std::string("ddp-preflight ") + ddp::plan::kVersion);
+  if (const char* file = std::getenv(kJsonFileVariable)) args.json_file = file;
   CLI11_PARSE(app, argc, argv);
+  bool main_rank = false;
   try {
-    return run(args);
-  } catch (const ddp::Error& e) {
-    std::cerr << "ddp-preflight: FAILED: " << e.what() << "\n";
-    return 1;
+    return run(args, main_rank);
   } catch (const std::exception& e) {
     std::cerr << "ddp-preflight: FAILED: " << e.what() << "\n";
+    if (main_rank) {
+      pf::PreflightResult failed;
+      failed.stopped_at = "error";
+      failed.reason = e.what();
+      publish_json(args, failed);
+    }
     return 1;
   }
 }

@@ -3,53 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
-
-#include "error.hpp"
-#include "parse.hpp"
 
 namespace ddp::preflight {
 namespace {
-
-const char* status_word(Status s) {
-  switch (s) {
-    case Status::Ok: return "ok";
-    case Status::Failed: return "failed";
-    case Status::Skipped: return "skipped";
-  }
-  return "skipped";
-}
-
-std::optional<Status> status_of(const std::string& word) {
-  if (word == "ok") return Status::Ok;
-  if (word == "failed") return Status::Failed;
-  if (word == "skipped") return Status::Skipped;
-  return std::nullopt;
-}
-
-// Fields are tab-separated, records newline-separated: neither may occur inside one.
-std::string flat(std::string text) {
-  for (char& c : text)
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string f;
-  std::istringstream in(line);
-  while (std::getline(in, f, '\t')) out.push_back(f);
-  return out;
-}
-
-bool number(const std::string& text, int& out) {
-  try {
-    out = static_cast<int>(plan::parse_unsigned("rank report", text, 0, 1u << 24));
-    return true;
-  } catch (const plan::PlanError&) {
-    return false;
-  }
-}
 
 std::string who(const RankReport& r) { return r.host + " rank " + std::to_string(r.rank); }
 
@@ -62,38 +18,6 @@ std::string listed(const std::vector<std::string>& items, std::size_t most) {
 }
 
 }  // namespace
-
-std::string encode_report(const RankReport& r) {
-  std::string text = "rank\t" + std::to_string(r.rank) + "\t" + std::to_string(r.node_rank) +
-                     "\t" + flat(r.host) + "\t" + flat(r.gpu_bus_id) + "\n";
-  for (const Check& c : r.checks)
-    text += "check\t" + flat(c.what) + "\t" + status_word(c.status) + "\t" + flat(c.detail) + "\n";
-  return text;
-}
-
-std::optional<RankReport> decode_report(const std::string& text) {
-  RankReport r;
-  std::istringstream in(text);
-  std::string line;
-  bool head = false;
-  while (std::getline(in, line)) {
-    const auto f = fields(line);
-    if (f.size() >= 4 && f[0] == "rank" && !head) {
-      if (!number(f[1], r.rank) || !number(f[2], r.node_rank)) return std::nullopt;
-      r.host = f[3];
-      r.gpu_bus_id = f.size() > 4 ? f[4] : "";
-      head = true;
-    } else if (f.size() >= 3 && f[0] == "check" && head) {
-      const auto s = status_of(f[2]);
-      if (!s) return std::nullopt;
-      r.checks.push_back({f[1], *s, f.size() > 3 ? f[3] : ""});
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!head) return std::nullopt;
-  return r;
-}
 
 std::vector<Check> summarise(const std::vector<RankReport>& reports) {
   std::vector<std::string> order;

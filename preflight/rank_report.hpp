@@ -1,5 +1,5 @@
-// What each rank tells rank 0 after its own checks, through the rendezvous store (one text per
-// rank), and rank 0's summary of all of them: one row per check for the table.
+// What each rank found in its own checks (sent to the others as JSON, messages.hpp), and rank 0's
+// summary of all of them: one row per check for the table.
 #pragma once
 
 #include <optional>
@@ -17,10 +17,6 @@ struct RankReport {
   std::string gpu_bus_id;  // cuda:LOCAL_RANK's, when the GPU check found one
   std::vector<Check> checks;
 };
-
-std::string encode_report(const RankReport& report);
-// nullopt for text encode_report did not write.
-std::optional<RankReport> decode_report(const std::string& text);
 
 // One row per check over every rank: failed when any rank failed (naming rank and node), else ok
 // when any rank checked it, else skipped. Adds the check no rank can make alone: two ranks of a

@@ -90,9 +90,10 @@ std::string render_measurements(const std::optional<Measurement>& all,
                      size_text(m.peak_bytes) + (m.cut_short ? " (budget)" : ""), vs});
   };
   if (all) row(*all, "");
-  const double med = a.slowest_link ? a.slowest_link->median_gbps : 0;
-  for (const Measurement& m : links)
-    row(m, med > 0 ? fixed(m.busbw_gbps / med, "%.2f") : "-");
+  for (const Measurement& m : links) {
+    const auto vs = fraction_of_median(m, a);
+    row(m, vs ? fixed(*vs, "%.2f") : "-");
+  }
   return table(cells);
 }
 

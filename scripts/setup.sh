@@ -25,9 +25,8 @@ PACKAGES=(
   libhwloc-dev hwloc libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libarchive-dev libssl-dev     # ddp-cifar100 --download: HTTPS, tar.gz, MD5
-  zlib1g-dev                                         # ddp-report --png
   iproute2 util-linux procps                         # network namespaces for the test cluster
-  file                                               # the monitor test names the PNG it checks
+  chromium                                           # renders ddp-report's page in the tests
   scdoc rpm man-db                                   # man pages (made, and read by the package check); the .rpm
 )
 # The Slurm series and the LibTorch are the release's: a SPANK plugin loads only into the Slurm
@@ -35,7 +34,7 @@ PACKAGES=(
 release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 case $release in
   bookworm)   # Debian 12: Slurm 22.05, LibTorch 1.13 (CPU), GCC 12
-    ((cuda == 0)) || { echo "setup: Debian 12 has no CUDA build of LibTorch; use Debian 13, or a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    ((cuda == 0)) || { echo "setup: Debian 12 has no CUDA build of LibTorch; use Debian 13, or a PyTorch of your own (docs/admins.md: Build for your Slurm and your LibTorch)" >&2; exit 1; }
     # LibTorch and its Gloo for libddp; torchrun-compatible test program
     PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
     ;;
@@ -49,7 +48,7 @@ case $release in
     fi
     ;;
   forky)      # Debian forky/sid: Slurm 26.05, LibTorch 2.14 (CPU), GCC 16
-    ((cuda == 0)) || { echo "setup: --cuda is checked on Debian 13 (trixie) only; on forky/sid build against a PyTorch of your own (README: Build for your Slurm and your LibTorch)" >&2; exit 1; }
+    ((cuda == 0)) || { echo "setup: --cuda is checked on Debian 13 (trixie) only; on forky/sid build against a PyTorch of your own (docs/admins.md: Build for your Slurm and your LibTorch)" >&2; exit 1; }
     PACKAGES+=(libtorch-dev libgloo-dev python3-torch)
     ;;
   *)

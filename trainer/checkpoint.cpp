@@ -45,6 +45,9 @@ void save_checkpoint(const std::string& dir, WideResNet& model, Sgd& optimizer,
                                         : torch::tensor(progress.val_accuracy, torch::kFloat64));
   a.write("progress/total_time", scalar(progress.total_time));
   a.write("progress/total_images", scalar(progress.total_images));
+  a.write("progress/steps_done", scalar(static_cast<double>(progress.steps_done)));
+  a.write("progress/epoch_loss_sum", scalar(progress.epoch_loss_sum));
+  a.write("progress/epoch_seconds", scalar(progress.epoch_seconds));
   for (const auto& [key, value] : identity(options)) a.write(key, scalar(value));
 
   fs::create_directories(dir);
@@ -98,6 +101,11 @@ std::optional<Progress> load_checkpoint(const std::string& dir, WideResNet& mode
   p.val_accuracy.assign(acc.data_ptr<double>(), acc.data_ptr<double>() + acc.numel());
   p.total_time = read_scalar(a, "progress/total_time");
   p.total_images = read_scalar(a, "progress/total_images");
+  // Checkpoints of earlier releases end at an epoch's end.
+  torch::Tensor t;
+  if (a.try_read("progress/steps_done", t)) p.steps_done = static_cast<std::int64_t>(t.item<double>());
+  if (a.try_read("progress/epoch_loss_sum", t)) p.epoch_loss_sum = t.item<double>();
+  if (a.try_read("progress/epoch_seconds", t)) p.epoch_seconds = t.item<double>();
   return p;
 }
 

@@ -17,6 +17,7 @@
 #include "ddp/log.hpp"
 #include "ddp/process_group.hpp"
 #include "options.hpp"
+#include "rank0_work.hpp"
 #include "train.hpp"
 
 namespace {
@@ -42,16 +43,20 @@ ddp::cifar::Dataset limit(ddp::cifar::Dataset d, int64_t max) {
   return d;
 }
 
+// With --download, rank 0 fetches (once, into a data directory every node sees) while the others
+// wait on the rendezvous as long as it makes progress: a slow download is no failed barrier.
+void fetch_data(const tr::TrainOptions& o, ddp::Rendezvous& rendezvous) {
+  if (!o.download) return;
+  ddp::cifar::DownloadSource source;
+  if (!o.download_url.empty()) source.url = o.download_url;
+  if (!o.download_md5.empty()) source.md5 = o.download_md5;
+  tr::rank0_works_others_wait(rendezvous, "the download of CIFAR-100 into " + o.data_dir,
+                              [&](const tr::Tell& tell) {
+                                ddp::cifar::download_cifar100(o.data_dir, source, tell);
+                              });
+}
+
 tr::DeviceData load_data(const tr::TrainOptions& o, ddp::ProcessGroup& group) {
-  const auto& ctx = group.context();
-  // One rank fetches; the others wait, then read what it unpacked (data_dir must be shared, or
-  // prepared on every node beforehand).
-  if (o.download && ctx.is_main()) {
-    ddp::cifar::DownloadSource source;
-    if (!o.download_url.empty()) source.url = o.download_url;
-    ddp::cifar::download_cifar100(o.data_dir, source);
-  }
-  if (o.download) group.barrier();
   const auto train = limit(ddp::cifar::load_cifar100(o.data_dir, true), o.max_train_samples);
   const auto test = limit(ddp::cifar::load_cifar100(o.data_dir, false), o.max_test_samples);
   const auto d = group.device();
@@ -89,7 +94,9 @@ int main(int argc, char** argv) {
   const ddp::Logger log(*ctx);
   try {
     set_threads(options);
-    auto group = ddp::ProcessGroup::create(*ctx);
+    const auto rendezvous = ddp::ProcessGroup::meet(*ctx);
+    fetch_data(options, *rendezvous);
+    auto group = ddp::ProcessGroup::create(rendezvous);
     if (ctx->is_main()) {
       std::printf("Head node: %s (%s), rendezvous port %u, backend %s\n",
                   ctx->master_addr.c_str(), resolve(ctx->master_addr).c_str(),

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "version.hpp"
+
 namespace ddp::trainer {
 
 TrainOptions parse_options(int argc, char** argv) {
@@ -12,6 +14,7 @@ TrainOptions parse_options(int argc, char** argv) {
   CLI::App app{"CIFAR-100 WideResNet training with PyTorch DDP semantics, launched by spank_ddp, "
                "torchrun or srun (the reference recipe of the PyTorch-on-Olivia guide)."};
   app.option_defaults()->always_capture_default();
+  app.set_version_flag("--version", std::string("ddp-cifar100 ") + ddp::plan::kVersion);
   app.add_option("--batch-size", o.batch_size, "global batch size (split over the ranks)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::Range(1, 100000));
@@ -24,6 +27,8 @@ TrainOptions parse_options(int argc, char** argv) {
   app.add_option("--data-dir", o.data_dir, "where CIFAR-100's binary files are (or go)");
   app.add_flag("--download", o.download, "fetch the official archive if it is not there");
   app.add_option("--download-url", o.download_url, "archive URL instead of the official one");
+  app.add_option("--download-md5", o.download_md5,
+                 "the MD5 of the archive --download-url serves, when it is not the official one");
   std::string precision = "fp32";
   app.add_option("--precision", precision, "fp32, fp16 (GPU, loss scaling) or bf16")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
@@ -31,7 +36,8 @@ TrainOptions parse_options(int argc, char** argv) {
       ->check(CLI::Range(0.01, 8.0));
   app.add_option("--seed", o.seed, "seed of initialisation, shuffling and augmentation");
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
-                 "write a checkpoint each epoch and resume from the last one");
+                 "write a checkpoint each epoch, and at the next step on SIGTERM or SIGUSR1 (then "
+                 "exit 3), and resume from the last one");
   app.add_option("--metrics", o.metrics_file, "append one JSON line per epoch to this file");
   app.add_flag("--augment-test", o.augment_test,
                "augment test images as the reference does (default: evaluate them as they are)");

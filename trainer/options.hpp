@@ -20,6 +20,7 @@ struct TrainOptions {
   std::string data_dir = "./datasets";
   bool download = false;
   std::string download_url;  // empty: the official archive
+  std::string download_md5;  // empty: the official archive's
   Precision precision = Precision::Fp32;
   double width = 1.0;
   uint64_t seed = 0;

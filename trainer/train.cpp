@@ -13,9 +13,11 @@
 #include "ddp/grad_sync.hpp"
 #include "ddp/sampler.hpp"
 #include "precision.hpp"
+#include "progress_log.hpp"
 #include "sgd.hpp"
 #include "step_graph.hpp"
 #include "step_profile.hpp"
+#include "stop_signals.hpp"
 #include "wide_resnet.hpp"
 
 namespace ddp::trainer {
@@ -65,6 +67,17 @@ Eval evaluate(WideResNet& model, const DeviceData& data, const TrainOptions& o,
 void append_metrics(const std::string& path, const nlohmann::json& line) {
   std::ofstream out(path, std::ios::app);
   out << line.dump() << "\n";
+}
+
+// A GPU step is a few milliseconds: the ranks agree on a stop every this many steps (one small
+// all-reduce, which makes the host wait for the GPU), a CPU step every time.
+constexpr int64_t kStopCheckStepsGpu = 16;
+
+// Whether the ranks stop before step `s` (of an epoch), after a signal on any of them.
+int stop_before(int64_t s, int64_t check_every, const std::optional<StopSignals>& signals,
+                ProcessGroup& group) {
+  if (!signals || s % check_every != 0) return 0;
+  return agreed_stop(group);
 }
 
 }  // namespace
@@ -121,9 +134,14 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
   if (!o.checkpoint_dir.empty())
     if (auto resumed = load_checkpoint(o.checkpoint_dir, model, optimizer, scaler, o)) {
       progress = *resumed;
-      log.info("Resuming from " + checkpoint_path(o.checkpoint_dir) + " after epoch " +
-               std::to_string(progress.epochs_done));
+      log.info("Resuming from " + checkpoint_path(o.checkpoint_dir) +
+               (progress.steps_done > 0 ? " in epoch " + std::to_string(progress.epochs_done + 1) +
+                                              " at step " + std::to_string(progress.steps_done)
+                                        : " after epoch " + std::to_string(progress.epochs_done)));
     }
+  // With checkpoints, a time limit or a preemption costs at most a few steps (stop_signals.hpp).
+  std::optional<StopSignals> signals;
+  if (!o.checkpoint_dir.empty()) signals.emplace();
 
   DistributedSampler sampler(data.train_images.size(0), ctx.world_size, ctx.rank, true, o.seed);
   int64_t steps = sampler.num_samples() / per_rank;  // the reference's loader drops the last
@@ -133,6 +151,8 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
                                 " training images, fewer than one batch of " +
                                 std::to_string(per_rank) + "; lower --batch-size");
 
+  // The epoch's training loss, summed on the device step by step (no host read per step).
+  auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device));
   // One training step on the batch `idx`: graph-safe (see step_graph.hpp), so that it can be
   // captured once and replayed.
   const auto train_step = [&](const torch::Tensor& idx) {
@@ -145,6 +165,7 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
       AutocastScope autocast(o.precision, device);
       loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     }
+    loss_sum.add_(loss.detach().to(torch::kFloat));
     scaler.scale(loss).backward();
     sync.finish();
     if (scaler.enabled()) {
@@ -159,32 +180,82 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
   StepProfiler profiler(ctx.is_main() ? o.profile_trace : std::string(), steps - profiled,
                         profiled, device);
 
+  const int64_t check_every = cuda ? kStopCheckStepsGpu : 1;
+  const auto run_start = Clock::now();
+  int64_t steps_run = 0;  // in this process: the pace of the time left
+  const auto left_after = [&](int epoch, int64_t step) {
+    return time_left(since(run_start), static_cast<double>(steps_run),
+                     static_cast<double>((o.epochs - epoch - 1) * steps + steps - step));
+  };
   for (int epoch = progress.epochs_done; epoch < o.epochs; ++epoch) {
+    // A run stopped part way through this epoch goes on at its step.
+    const bool resumed = epoch == progress.epochs_done && progress.steps_done > 0;
+    const int64_t first = resumed ? progress.steps_done : 0;
+    const double carried = resumed ? progress.epoch_seconds : 0;
     sampler.set_epoch(epoch);
-    // Augmentation draws depend on (seed, epoch, rank) only: a resumed run repeats them.
+    // Augmentation draws depend on (seed, epoch, rank) only: a resumed run repeats them. The rest
+    // of an epoch resumed part way draws from (seed, epoch, rank, step).
     torch::manual_seed(o.seed * 1000003ULL + static_cast<uint64_t>(epoch) * 1009ULL +
-                       static_cast<uint64_t>(ctx.rank));
+                       static_cast<uint64_t>(ctx.rank) + static_cast<uint64_t>(first) * 7919ULL);
     const auto order = torch::tensor(sampler.indices(), torch::kLong).to(device);
     model->train();
+    {
+      torch::NoGradGuard no_grad;
+      loss_sum.fill_(resumed ? progress.epoch_loss_sum : 0.0);
+    }
     const auto t0 = Clock::now();
+    auto last_line = t0;
     const bool last_epoch = epoch + 1 == o.epochs;
-    for (int64_t s = 0; s < steps; ++s) {
+    for (int64_t s = first; s < steps; ++s) {
+      if (const int signal = stop_before(s, check_every, signals, *group)) {
+        // Every rank: the loss so far, the checkpoint at this step, then the same exit.
+        Progress stopped = progress;
+        stopped.epochs_done = epoch;
+        stopped.steps_done = s;
+        stopped.epoch_loss_sum = group->mean(loss_sum.item<double>());
+        stopped.epoch_seconds = carried + since(t0);
+        stopped.total_time += since(t0);
+        stopped.total_images += static_cast<double>((s - first) * o.batch_size);
+        if (ctx.is_main()) {
+          save_checkpoint(o.checkpoint_dir, model, optimizer, scaler, stopped, o);
+          std::printf("[%s] Stopped by %s in epoch %d/%d at step %lld of %lld: checkpoint saved "
+                      "to %s; run the job again (requeue it) to go on from this step\n",
+                      time_stamp().c_str(), StopSignals::name(signal).c_str(), epoch + 1, o.epochs,
+                      static_cast<long long>(s), static_cast<long long>(steps),
+                      checkpoint_path(o.checkpoint_dir).c_str());
+          std::fflush(stdout);
+        }
+        group->barrier();
+        return kExitStopped;
+      }
       if (last_epoch) profiler.before_step(s);
       runner.run(order.narrow(0, s * per_rank, per_rank));
       if (last_epoch) profiler.after_step(s);
+      ++steps_run;
+      if (ctx.is_main() && since(last_line) >= kStepLineSeconds) {
+        last_line = Clock::now();
+        std::printf("%s\n", step_line(epoch + 1, o.epochs, s + 1, steps,
+                                      loss_sum.item<double>() / static_cast<double>(s + 1),
+                                      left_after(epoch, s + 1))
+                                .c_str());
+        std::fflush(stdout);
+      }
     }
     group->barrier();
     if (cuda) torch::cuda::synchronize();
-    const double epoch_time = since(t0);
+    const double epoch_time = carried + since(t0);
     const double images = static_cast<double>(steps * o.batch_size);
-    progress.total_time += epoch_time;
-    progress.total_images += images;
+    progress.total_time += since(t0);
+    progress.total_images += static_cast<double>((steps - first) * o.batch_size);
+    progress.steps_done = 0;
+    const double train_loss = group->mean(loss_sum.item<double>()) / static_cast<double>(steps);
 
     const Eval v = evaluate(model, data, o, *group);
     progress.val_accuracy.push_back(v.accuracy);
     progress.epochs_done = epoch + 1;
     if (ctx.is_main()) {
-      std::printf("Epoch %d/%d completed in %.3f seconds\n", epoch + 1, o.epochs, epoch_time);
+      std::printf("%s\n", epoch_line(epoch + 1, o.epochs, epoch_time, train_loss, left_after(epoch, steps))
+                              .c_str());
       std::printf("Validation Loss: %.4f, Validation Accuracy: %.4f\n", v.loss, v.accuracy);
       std::printf("Epoch Throughput: %.3f images/second\n", images / epoch_time);
       std::fflush(stdout);
@@ -192,6 +263,7 @@ int train(const TrainOptions& o, const std::shared_ptr<ProcessGroup>& group,
         append_metrics(o.metrics_file,
                        {{"epoch", epoch + 1},
                         {"epoch_time", epoch_time},
+                        {"train_loss", train_loss},
                         {"val_loss", v.loss},
                         {"val_accuracy", v.accuracy},
                         {"throughput", images / epoch_time},

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <exception>
 
+#include "version.hpp"
+
 namespace ddp::monitor {
 
 int adopt_control_fds(int control, int reply) {
@@ -35,6 +37,10 @@ int helper_main(int argc, char** argv, const char* name, const char* usage,
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(usage, stdout);
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--version") {
+    std::printf("%s %s\n", name, ddp::plan::kVersion);
     return 0;
   }
   try {

@@ -1,7 +1,7 @@
 // The start of each helper program the plugin runs beside a step from local task 0 (the
-// --ddp-monitor sampler, the failure watch): --help, then the program, whose errors are said on
-// stderr (the job's output) with the usage. Everything the helper did not open itself is the
-// launcher's, and slurmstepd's descriptors must not live on in it.
+// --ddp-monitor sampler, the failure watch): --help, --version, then the program, whose errors
+// are said on stderr (the job's output) with the usage. Everything the helper did not open itself
+// is the launcher's, and slurmstepd's descriptors must not live on in it.
 #pragma once
 
 #include <functional>

@@ -1,7 +1,11 @@
 #include "sampler_args.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "error.hpp"
 #include "parse.hpp"
@@ -137,6 +141,19 @@ std::string expand_dir(const std::string& pattern, const std::string& user, std:
     ++i;
   }
   return out;
+}
+
+std::string current_user_name() {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found) return pw.pw_name;
+  return std::to_string(getuid());
+}
+
+std::string current_dir() {
+  std::vector<char> buf(4096);
+  return getcwd(buf.data(), buf.size()) ? buf.data() : ".";
 }
 
 std::string log_file_name(std::uint32_t job, std::uint32_t step, const std::string& node) {

@@ -50,9 +50,14 @@ SamplerArgs parse_sampler_args(const std::vector<std::string>& argv);
 // other than %u, %j and %%.
 std::string expand_dir(const std::string& pattern, const std::string& user, std::uint32_t job);
 
-// ddp-monitor-JOB.STEP-NODE.txt: one per node and step; ddp-report finds them by this shape.
+// What %u is for this process: its user's name (its uid when it has no name).
+std::string current_user_name();
+// This process's working directory ("." when it cannot be read).
+std::string current_dir();
+
+// ddp-monitor-JOB.STEP-NODE.jsonl: one per node and step; ddp-report finds them by this shape.
 inline constexpr const char* kFilePrefix = "ddp-monitor-";
-inline constexpr const char* kFileSuffix = ".txt";
+inline constexpr const char* kFileSuffix = ".jsonl";
 std::string log_file_name(std::uint32_t job, std::uint32_t step, const std::string& node);
 
 }  // namespace ddp::monitor

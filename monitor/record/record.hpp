@@ -1,24 +1,24 @@
-// The per-node file ddp-monitor writes and ddp-report reads: one record per line,
+// The per-node file ddp-monitor writes and ddp-report reads: JSON Lines, one object per line,
 //
-//   KIND TIME key=value ...
+//   {"kind":"gpu","time":12.001,"gpu":0,"util":95,"mem_used_mib":61234,"power_w":612.5}
 //
-// TIME is seconds since the `start` record (monotonic clock, millisecond resolution); values hold
-// no spaces (a GPU's name has its spaces written as '_'); a `note` is free text after TIME. Kinds:
+// `time` is seconds since the `start` record (monotonic clock, millisecond resolution). Kinds and
+// their keys (a reading the hardware does not give is left out):
 //
-//   start    job= step= node= node_index= nodes= interval= unix= pid=
-//                                                     unix: wall clock at TIME 0; pid: the sampler's
-//   gpu-info gpu= [bus=] [name=] [mem_total_mib=]    once per GPU
-//   task     rank= local= pid=                        once per task of the step on the node
-//   gpu      gpu= [util=] [mem_used_mib=] [power_w=]  per GPU per sample: %, MiB, W
-//   cpu      rank= cpu=                               per task per sample: % of one CPU, the
-//                                                     task and its children
-//   net      nic= rx_bytes= tx_bytes=                 per interface per sample, since TIME 0
-//   ib       nic= rx_bytes= tx_bytes=                 per InfiniBand port (HCA:PORT), the same
-//   note     free text                                e.g. that NVML could not be loaded
-//   end      reason=                                  the last line of a complete file
+//   start    format job step node node_index nodes interval unix pid    the first line
+//   gpu-info gpu [bus] [name] [mem_total_mib]         once per GPU
+//   task     rank local pid                           once per task of the step on the node
+//   gpu      gpu [util] [mem_used_mib] [power_w]      per GPU per sample: %, MiB, W
+//   cpu      rank cpu                                 per task per sample: % of one CPU, the task
+//                                                     and its children
+//   net      nic rx_bytes tx_bytes                    per interface per sample, since time 0
+//   ib       nic rx_bytes tx_bytes                    per InfiniBand port (HCA:PORT), the same
+//   note     text                                     e.g. that NVML could not be loaded
+//   end      reason                                   the last line of a complete file
 //
-// Lines starting with '#' are comments; readers skip kinds and keys they do not know, so the
-// format can grow without breaking older readers.
+// Readers skip kinds and keys they do not know, so the format can grow without breaking older
+// readers; `format` changes only when a reader of this one would misread the file.
+// ddp-report(1) documents the schema for users.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@
 
 namespace ddp::monitor {
 
-inline constexpr const char* kFormatLine = "# ddp-monitor 1: KIND TIME key=value...; see ddp-report(1)";
+inline constexpr unsigned kFormat = 2;  // 1 was the `KIND TIME key=value` text of earlier releases
 
 struct StartRecord {
   std::uint32_t job = 0;
@@ -38,7 +38,7 @@ struct StartRecord {
   unsigned node_index = 0;
   unsigned nodes = 1;
   double interval = 0;   // seconds
-  double unix_time = 0;  // seconds since 1970 at TIME 0
+  double unix_time = 0;  // seconds since 1970 at time 0
   long pid = 0;          // the sampler's process id
 };
 struct GpuInfo {
@@ -65,7 +65,7 @@ struct CpuSample {
 struct NetSample {
   std::string nic;
   bool ib = false;
-  std::uint64_t rx_bytes = 0;  // since TIME 0
+  std::uint64_t rx_bytes = 0;  // since time 0
   std::uint64_t tx_bytes = 0;
 };
 struct Note {
@@ -83,11 +83,12 @@ struct Record {
   RecordBody body;
 };
 
-// One line, without the newline.
+// One line of JSON, without the newline. Numbers are rounded as the schema says (time to the
+// millisecond, utilisation and memory to whole units, power and CPU to a tenth).
 std::string format_record(const Record& record);
 
-// nullopt for a comment, an empty line or a kind this reader does not know. Throws
-// ddp::plan::PlanError naming what is wrong (the caller adds file:line).
+// nullopt for an empty line or a kind this reader does not know. Throws ddp::plan::PlanError
+// naming what is wrong (the caller adds file:line).
 std::optional<Record> parse_record(std::string_view line);
 
 }  // namespace ddp::monitor

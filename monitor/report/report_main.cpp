@@ -1,44 +1,89 @@
-// ddp-report FILES|DIR...: the summary of --ddp-monitor's per-node files again, per step and per
-// node, as the job's output showed it; --png FILE draws GPU utilisation over time.
+// ddp-report FILES|DIR|JOBID[.STEP]...: the summary of --ddp-monitor's per-node files per step;
+// --json the same for scripts, --html FILE a page with charts over time.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "error.hpp"
-#include "png.hpp"
+#include "html_page.hpp"
+#include "job_lookup.hpp"
+#include "monitor_files.hpp"
+#include "step_json.hpp"
 #include "step_report.hpp"
+#include "step_text.hpp"
+#include "verdicts.hpp"
+#include "version.hpp"
+
+namespace {
+
+namespace mon = ddp::monitor;
+
+// A path that exists is read as one; else JOBID[.STEP] is looked up; else the path's error.
+std::vector<std::string> files_of(const std::vector<std::string>& args, const std::string& profile_dir) {
+  std::vector<std::string> files;
+  for (const std::string& a : args) {
+    std::error_code ec;
+    const auto job = mon::parse_job_ref(a);
+    const auto found = job && !std::filesystem::exists(a, ec) ? mon::find_job_files(*job, profile_dir)
+                                                              : mon::monitor_files({a});
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out.write(text.data(), static_cast<std::streamsize>(text.size())) || !out.flush())
+    throw ddp::plan::PlanError(path + ": cannot be written. Fix: choose a writable path for --html");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Prints the summary of the files --ddp-monitor wrote (ddp-monitor-JOB.STEP-NODE.txt): per "
-      "step, per node, per GPU, task and NIC; --png draws GPU utilisation over time.",
+      "Reports the steps run with --ddp-monitor from the files it wrote "
+      "(ddp-monitor-JOB.STEP-NODE.jsonl): per step a line, then per node its GPUs, tasks and NICs; "
+      "--json the same for scripts, --html a page with charts over time.",
       "ddp-report"};
-  std::vector<std::string> paths;
-  std::string png;
-  app.add_option("paths", paths, "ddp-monitor-*.txt files, or directories that hold them")
+  app.set_version_flag("--version", std::string("ddp-report ") + ddp::plan::kVersion);
+  std::vector<std::string> args;
+  std::string html, profile_dir = mon::site_profile_dir(DDP_PLUGSTACK_SNIPPET);
+  bool json = false;
+  app.add_option("what", args,
+                 "ddp-monitor-*.jsonl files, directories that hold them, or a job as JOBID[.STEP] "
+                 "(its files are found through Slurm and the site's profiles)")
       ->required();
-  app.add_option("--png", png, "also write a PNG chart of GPU utilisation over time per GPU");
+  app.add_flag("--json", json, "print the report as JSON (ddp-report(1) has the schema)");
+  app.add_option("--html", html, "also write a self-contained HTML page with charts over time");
+  app.add_option("--profile-dir", profile_dir,
+                 "where the site's profiles are, for their monitor.dir (default: the plugstack "
+                 "line's profile_dir)");
   CLI11_PARSE(app, argc, argv);
   try {
-    std::vector<ddp::monitor::NodeLog> logs;
-    for (const std::string& f : ddp::monitor::monitor_files(paths))
-      logs.push_back(ddp::monitor::read_node_log(f));
-    const auto steps = ddp::monitor::group_by_step(std::move(logs));
-    for (std::size_t i = 0; i < steps.size(); ++i)
-      std::cout << (i ? "\n" : "") << ddp::monitor::format_step(steps[i]);
-    if (!png.empty()) {
-      if (steps.size() != 1)
-        throw ddp::plan::PlanError(
-            "--png draws one step, and these files hold " + std::to_string(steps.size()) +
-            ". Fix: give the files of one step, e.g. ddp-monitor-JOB.STEP-*.txt");
-      const std::string bytes =
-          ddp::monitor::encode_png(ddp::monitor::draw_gpu_chart(ddp::monitor::step_chart(steps[0])));
-      std::ofstream out(png, std::ios::binary | std::ios::trunc);
-      if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !out.flush())
-        throw ddp::plan::PlanError(png + ": cannot be written");
-      std::cout << "wrote " << png << " (" << bytes.size() << " bytes)\n";
+    std::vector<mon::FileHead> heads;
+    for (const std::string& f : files_of(args, profile_dir)) heads.push_back(mon::read_head(f));
+    // Each step's files are read through once; what stays is bounded by nodes and time bins.
+    std::vector<mon::StepData> steps;
+    for (const mon::StepFiles& files : mon::group_by_step(std::move(heads)))
+      steps.push_back(mon::read_step(files));
+    std::vector<mon::JudgedStep> judged;
+    for (const mon::StepData& s : steps) judged.push_back({&s, mon::judge(s)});
+
+    if (json) {
+      nlohmann::ordered_json out = {{"format", mon::kReportFormat}, {"steps", nlohmann::ordered_json::array()}};
+      for (const mon::JudgedStep& j : judged) out["steps"].push_back(mon::step_json(*j.step, j.verdicts));
+      std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    } else {
+      for (std::size_t i = 0; i < judged.size(); ++i)
+        std::cout << (i ? "\n" : "") << mon::format_step(*judged[i].step, judged[i].verdicts);
+    }
+    if (!html.empty()) {
+      const std::string page =
+          mon::render_page(judged, std::string("ddp-report ") + ddp::plan::kVersion);
+      write_file(html, page);
+      std::cerr << "ddp-report: wrote " << html << " (" << page.size() << " bytes)\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "ddp-report: " << e.what() << "\n";

@@ -1,57 +1,124 @@
 #include "step_report.hpp"
 
-#include <sys/stat.h>
+#include <sched.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
+#include <atomic>
+#include <exception>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "error.hpp"
-#include "parse.hpp"
-#include "sampler_args.hpp"
 
 namespace ddp::monitor {
 namespace {
 
 using plan::PlanError;
-using plan::quoted;
 
-bool is_monitor_file(const std::string& name) {
-  const std::string prefix = kFilePrefix, suffix = kFileSuffix;
-  return name.size() > prefix.size() + suffix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
-         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+// The tail read to find a file's last record: far more than one record's line.
+constexpr std::streamoff kTail = 64 * 1024;
+
+// Parsing is the work (about 100 MB/s per thread): one thread per CPU this process may use, up to
+// a few, past which the disk or the file system is what limits.
+unsigned reading_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  return static_cast<unsigned>(std::clamp(usable, 1, 8));
 }
 
-std::string node_name(const NodeLog& n) {
-  return n.summary.start ? n.summary.start->node : n.path;
+PlanError not_ours(const std::string& path, std::size_t line, const std::string& why) {
+  return PlanError(path + ":" + std::to_string(line) + ": is not a ddp-monitor file: " + why +
+                   ". Fix: give ddp-report the files ddp-monitor wrote (ddp-monitor-*.jsonl)");
+}
+
+StartRecord start_of(const std::string& path, const std::string& line) {
+  std::optional<Record> r;
+  try {
+    r = parse_record(line);
+  } catch (const PlanError& e) {
+    throw not_ours(path, 1, e.what());
+  }
+  if (!r || !std::holds_alternative<StartRecord>(r->body))
+    throw not_ours(path, 1, "it does not begin with a start record");
+  return std::get<StartRecord>(r->body);
 }
 
 }  // namespace
 
-NodeLog read_node_log(const std::string& path) {
+FileHead read_head(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw PlanError(path + ": cannot be read. Fix: check the path and its permissions");
+  FileHead head;
+  head.path = path;
+  std::string line;
+  if (!std::getline(in, line))
+    throw PlanError(path + ": is empty; the sampler was stopped before it began");
+  head.start = start_of(path, line);
+
+  // The last complete record is the last line that parses; a line cut short is not one.
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kTail);
+  in.seekg(from);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  std::size_t end = tail.size();
+  if (end > 0 && tail[end - 1] == '\n') --end;
+  for (;;) {
+    const std::size_t nl = end > 0 ? tail.rfind('\n', end - 1) : std::string::npos;
+    const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    try {
+      if (const auto r = parse_record(std::string_view(tail).substr(begin, end - begin))) {
+        head.last_time = r->time;
+        break;
+      }
+    } catch (const PlanError&) {
+      // Cut short, or the chunk's first, partial line: try the one before.
+    }
+    if (nl == std::string::npos) break;
+    end = nl;
+  }
+  return head;
+}
+
+std::vector<StepFiles> group_by_step(std::vector<FileHead> heads) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, StepFiles> steps;
+  for (FileHead& h : heads) {
+    StepFiles& s = steps[{h.start.job, h.start.step}];
+    s.job = h.start.job;
+    s.step = h.start.step;
+    s.nodes.push_back(std::move(h));
+  }
+  std::vector<StepFiles> out;
+  for (auto& [key, step] : steps) {
+    std::stable_sort(step.nodes.begin(), step.nodes.end(), [](const FileHead& a, const FileHead& b) {
+      return a.start.node_index < b.start.node_index;
+    });
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
+NodeLog read_node_log(const std::string& path, NodeSeriesBuilder* series) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw PlanError(path + ": cannot be read. Fix: check the path and its permissions");
   NodeLog log;
   log.path = path;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::size_t line_no = 0, pos = 0;
-  while (pos < text.size()) {
-    const std::size_t nl = text.find('\n', pos);
-    const bool complete = nl != std::string::npos;
-    const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
-    pos = complete ? nl + 1 : text.size();
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
     ++line_no;
-    const auto not_ours = [&] {
-      return PlanError(path + ":" + std::to_string(line_no) +
-                       ": is not a ddp-monitor file: it does not begin with a start record");
-    };
+    // getline stops at the end of the file too: such a last line has no newline.
+    const bool complete = !in.eof();
     std::optional<Record> r;
     try {
       r = parse_record(line);
     } catch (const PlanError& e) {
-      if (!log.summary.start) throw not_ours();
+      if (line_no == 1) throw not_ours(path, 1, e.what());
       // A sampler killed while writing leaves half a line at the end: that line only is dropped.
       if (!complete) {
         log.warnings.push_back(path + ":" + std::to_string(line_no) +
@@ -62,129 +129,59 @@ NodeLog read_node_log(const std::string& path) {
                       ". Fix: give ddp-report the files ddp-monitor wrote, unchanged");
     }
     if (!r) continue;
-    if (!log.summary.start && !std::holds_alternative<StartRecord>(r->body)) throw not_ours();
+    if (line_no == 1 && !std::holds_alternative<StartRecord>(r->body))
+      throw not_ours(path, 1, "it does not begin with a start record");
     log.summary.add(*r);
-    if (const auto* g = std::get_if<GpuSample>(&r->body); g && g->util) {
-      auto it = std::find_if(log.util.begin(), log.util.end(),
-                             [&](const auto& s) { return s.first == g->gpu; });
-      if (it == log.util.end()) it = log.util.insert(log.util.end(), {g->gpu, {}});
-      it->second.emplace_back(r->time, *g->util);
-    }
+    if (series) series->add(*r);
   }
   if (!log.summary.start)
-    throw PlanError(path + ": holds no records; this is not a ddp-monitor file (an empty one "
-                           "means the sampler was stopped before it began)");
+    throw PlanError(path + ": is empty; the sampler was stopped before it began");
   log.summary.file = path;
-  std::sort(log.util.begin(), log.util.end());
   return log;
 }
 
-std::vector<std::string> monitor_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(p, ec);
-    if (ec || !std::filesystem::exists(status))
-      throw PlanError(plan::quoted(p) + " does not exist. Fix: name ddp-monitor-*.txt files or the "
-                      "directory that holds them");
-    if (!std::filesystem::is_directory(status)) {
-      out.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : std::filesystem::directory_iterator(p, ec))
-      if (e.is_regular_file() && is_monitor_file(e.path().filename().string()))
-        found.push_back(e.path().string());
-    if (found.empty())
-      throw PlanError(plan::quoted(p) + " holds no " + kFilePrefix + "*" + kFileSuffix +
-                      " file. Fix: name the directory --ddp-monitor wrote into (the job's "
-                      "working directory, or the profile's monitor.dir)");
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
+StepData read_step(const StepFiles& files) {
+  double origin = files.nodes.front().start.unix_time, end = origin, interval = 0;
+  for (const FileHead& h : files.nodes) {
+    origin = std::min(origin, h.start.unix_time);
+    end = std::max(end, h.start.unix_time + h.last_time);
+    interval = interval == 0 ? h.start.interval : std::min(interval, h.start.interval);
   }
-  return out;
-}
-
-std::vector<StepLogs> group_by_step(std::vector<NodeLog> logs) {
-  std::map<std::pair<std::uint32_t, std::uint32_t>, StepLogs> steps;
-  for (NodeLog& log : logs) {
-    const StartRecord& s = *log.summary.start;
-    StepLogs& step = steps[{s.job, s.step}];
-    step.job = s.job;
-    step.step = s.step;
-    step.nodes.push_back(std::move(log));
-  }
-  std::vector<StepLogs> out;
-  for (auto& [key, step] : steps) {
-    std::vector<std::pair<unsigned, std::size_t>> order;  // node index, place read
-    for (std::size_t i = 0; i < step.nodes.size(); ++i)
-      order.emplace_back(step.nodes[i].summary.start->node_index, i);
-    std::sort(order.begin(), order.end());
-    std::vector<NodeLog> sorted;
-    for (const auto& o : order) sorted.push_back(std::move(step.nodes[o.second]));
-    step.nodes = std::move(sorted);
-    out.push_back(std::move(step));
-  }
-  return out;
-}
-
-std::string format_step(const StepLogs& step) {
-  unsigned gpus = 0, sampled = 0;
-  double util_sum = 0;
-  std::vector<std::string> idle;
-  for (const NodeLog& n : step.nodes)
-    for (const GpuSummary& g : n.summary.gpus) {
-      ++gpus;
-      if (const auto mean = g.util_mean()) {
-        ++sampled;
-        util_sum += *mean;
+  const std::size_t n = files.nodes.size();
+  StepData step{files.job, files.step, files.nodes.front().start.nodes, {},
+                StepSeries(TimeAxis::over(origin, end - origin, interval), n)};
+  // The files are read in parallel, each by one thread from start to end; what a thread keeps
+  // of a file when it is done is its summary and its values per time bin.
+  std::vector<std::optional<NodeLog>> logs(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  std::mutex done;
+  const auto work = [&] {
+    for (std::size_t i; (i = next++) < n;) {
+      const FileHead& h = files.nodes[i];
+      try {
+        NodeSeriesBuilder builder(step.series.axis(), h.start.node, h.start.unix_time - origin);
+        NodeLog log = read_node_log(h.path, &builder);
+        std::vector<unsigned> idle;
+        for (const GpuSummary* g : log.summary.idle_gpus()) idle.push_back(g->info.gpu);
+        auto values = builder.finish(idle);
+        const std::lock_guard<std::mutex> lock(done);
+        step.series.add_node(i, std::move(values));
+        logs[i] = std::move(log);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next = n;  // the report fails: stop reading
       }
-      if (g.idle()) idle.push_back(node_name(n) + " GPU " + std::to_string(g.info.gpu));
     }
-  const unsigned expected = step.nodes.front().summary.start->nodes;
-  char buf[64];
-  std::string s = "job " + std::to_string(step.job) + " step " + std::to_string(step.step) + ": " +
-                  std::to_string(step.nodes.size()) + " of " + std::to_string(expected) +
-                  (expected == 1 ? " node" : " nodes");
-  s += ", " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
-  if (sampled) {
-    std::snprintf(buf, sizeof buf, "%.0f%%", util_sum / sampled);
-    s += ", mean GPU utilisation " + std::string(buf);
-  }
-  if (!idle.empty()) {
-    s += ", " + std::to_string(idle.size()) + " idle (";
-    for (std::size_t i = 0; i < idle.size(); ++i) s += (i ? ", " : "") + idle[i];
-    s += ")";
-  }
-  s += "\n";
-  for (const NodeLog& n : step.nodes) {
-    s += format_summary(n.summary);
-    for (const std::string& w : n.warnings) s += "  warning: " + w + "\n";
-  }
-  return s;
-}
-
-GpuChart step_chart(const StepLogs& step) {
-  GpuChart chart;
-  chart.title = "job " + std::to_string(step.job) + " step " + std::to_string(step.step);
-  double origin = step.nodes.front().summary.start->unix_time;
-  for (const NodeLog& n : step.nodes) origin = std::min(origin, n.summary.start->unix_time);
-  for (const NodeLog& n : step.nodes) {
-    const double offset = n.summary.start->unix_time - origin;
-    chart.duration = std::max(chart.duration, offset + n.summary.duration);
-    for (const auto& [gpu, samples] : n.util) {
-      GpuSeries series;
-      series.label = node_name(n) + " GPU " + std::to_string(gpu);
-      for (const auto& [t, util] : samples) series.samples.emplace_back(t + offset, util);
-      for (const GpuSummary& g : n.summary.gpus)
-        if (g.info.gpu == gpu) {
-          series.mean = g.util_mean();
-          series.idle = g.idle();
-        }
-      chart.gpus.push_back(std::move(series));
-    }
-  }
-  return chart;
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<std::size_t>(reading_threads(), n); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (auto& log : logs) step.nodes.push_back(std::move(*log));
+  return step;
 }
 
 }  // namespace ddp::monitor

@@ -1,44 +1,53 @@
-// ddp-report's work: read the per-node files of one or more steps, print each step's summary
-// (the nodes' blocks as the job's output showed them, after a line for the whole step), and
-// build the utilisation chart of one step.
+// ddp-report's reading: the per-node files of one or more steps, grouped by step, each file
+// streamed once into its node's summary (summary.hpp) and the step's series over time
+// (series.hpp). Before that, each file's first record and last lines are read to lay out the
+// step's time axis, so no reading is kept in memory.
 #pragma once
 
+#include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "gpu_chart.hpp"
+#include "record.hpp"
+#include "series.hpp"
 #include "summary.hpp"
 
 namespace ddp::monitor {
 
-struct NodeLog {
+// What a file says before it is read through: its start record and its last record's time.
+struct FileHead {
   std::string path;
-  NodeSummary summary;
-  std::vector<std::pair<unsigned, std::vector<std::pair<double, double>>>> util;  // per GPU
-  std::vector<std::string> warnings;  // e.g. a last line cut short
+  StartRecord start;
+  double last_time = 0;
 };
 
-// Throws ddp::plan::PlanError naming FILE:LINE and what is wrong there.
-NodeLog read_node_log(const std::string& path);
+// Throws ddp::plan::PlanError naming the file (and line) when it is not a ddp-monitor file.
+FileHead read_head(const std::string& path);
 
-// The files named, with each directory replaced by its ddp-monitor-*.txt files (sorted). Throws
-// PlanError for a path that does not exist or a directory without such files.
-std::vector<std::string> monitor_files(const std::vector<std::string>& paths);
-
-struct StepLogs {
+struct StepFiles {
   std::uint32_t job = 0, step = 0;
-  std::vector<NodeLog> nodes;  // by node index
+  std::vector<FileHead> nodes;  // by node index
 };
 
 // Grouped by job and step, in that order.
-std::vector<StepLogs> group_by_step(std::vector<NodeLog> logs);
+std::vector<StepFiles> group_by_step(std::vector<FileHead> heads);
 
-// "job 17 step 0: 2 nodes, 4 GPUs, mean GPU utilisation 49%, 1 idle (n1 GPU 1)" and the nodes'
-// blocks.
-std::string format_step(const StepLogs& step);
+struct NodeLog {
+  std::string path;
+  NodeSummary summary;
+  std::vector<std::string> warnings;  // e.g. a last line cut short
+};
 
-// Times on the chart count from the earliest node's start (wall clock), so nodes line up.
-GpuChart step_chart(const StepLogs& step);
+// Streams the file into `log.summary` and `series`. Throws PlanError naming FILE:LINE.
+NodeLog read_node_log(const std::string& path, NodeSeriesBuilder* series = nullptr);
+
+struct StepData {
+  std::uint32_t job = 0, step = 0;
+  unsigned expected_nodes = 0;  // the step's node count, as the samplers were told it
+  std::vector<NodeLog> nodes;   // by node index
+  StepSeries series;
+};
+
+StepData read_step(const StepFiles& files);
 
 }  // namespace ddp::monitor

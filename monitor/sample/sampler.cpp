@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -52,20 +51,6 @@ void write_all(int fd, const std::string& text) {
     if (n <= 0) return;
     done += static_cast<std::size_t>(n);
   }
-}
-
-std::string user_name() {
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found) return pw.pw_name;
-  return std::to_string(getuid());
-}
-
-std::string cwd() {
-  std::vector<char> buf(4096);
-  if (!getcwd(buf.data(), buf.size())) return ".";
-  return buf.data();
 }
 
 // The file in `dir` (a descriptor, or AT_FDCWD), opened only when it is the user's own: in a
@@ -172,7 +157,8 @@ void Sampler::emit(double time, RecordBody body) {
 // user's own choice, where the program writes too: only the file itself is checked there.
 void Sampler::open_file() {
   const std::string name = log_file_name(args_.job, args_.step, args_.node);
-  const std::string dir = args_.dir.empty() ? cwd() : expand_dir(args_.dir, user_name(), args_.job);
+  const std::string dir =
+      args_.dir.empty() ? current_dir() : expand_dir(args_.dir, current_user_name(), args_.job);
   const std::string path = dir + "/" + name;
   try {
     plan::TrustedDir monitor_dir;
@@ -188,7 +174,6 @@ void Sampler::open_file() {
       throw plan::PlanError("cannot write " + path + ": " + std::strerror(errno));
     }
     summary_.file = path;
-    std::fprintf(out_, "%s\n", kFormatLine);
   } catch (const plan::PlanError& e) {
     // Said at once (a long job should not learn it at the end) and again in the summary.
     const std::string text = std::string(e.what()) + "; this node's samples are not kept";
@@ -322,7 +307,15 @@ void Sampler::finish(const std::string& reason) {
     std::fclose(out_);
     out_ = nullptr;
   }
-  write_all(summary_fd_, format_summary(summary_));
+  // Past kFullNodes the job's output would grow with the step: the first node speaks for all.
+  if (args_.nodes <= kFullNodes || args_.node_index == 0)
+    write_all(summary_fd_, format_summary(summary_));
+  if (args_.nodes > kFullNodes && args_.node_index == 0)
+    write_all(summary_fd_, "ddp-monitor: " + std::to_string(args_.nodes) +
+                               " nodes were sampled; the others' summaries are in their files: "
+                               "ddp-report " + std::to_string(args_.job) + "." +
+                               std::to_string(args_.step) +
+                               " reports the step (its spread and its worst nodes)\n");
   nvml_.reset();
   if (reply_ >= 0) write_all(reply_, kDoneMessage);
 }

@@ -1,7 +1,8 @@
 // The sampling loop of one node: every `interval` seconds the step's GPUs (NVML), the CPU time
 // of each task's process tree and the bytes through the chosen NICs, one record per reading
-// (record.hpp) into ddp-monitor-JOB.STEP-NODE.txt; at the end the node's summary on `summary_fd`
-// (the stderr of the step's local task 0: the job's output).
+// (record.hpp) into ddp-monitor-JOB.STEP-NODE.jsonl; at the end the node's summary on `summary_fd`
+// (the stderr of the step's local task 0: the job's output), in a step of more than kFullNodes
+// nodes the first node's alone, with a pointer to ddp-report.
 //
 // It stops when slurmstepd ends the control channel (the step's tasks have ended), on SIGTERM,
 // SIGINT or SIGHUP, or when every task it samples is gone (by hand; with a control channel only

@@ -19,8 +19,9 @@ const char* const kUsage =
     "usage: ddp-monitor --job ID --node NAME [--step ID] [--interval SECONDS] [--dir PATTERN]\n"
     "                   [--node-index I] [--nodes N] [--tasks N] [--gpu INDEX[@BUSID]]...\n"
     "                   [--net IFACE]... [--ib HCA:PORT]... [--task RANK:PID]... [--control-fd FD] [--reply-fd FD]\n"
+    "       ddp-monitor --help | --version\n"
     "Samples GPUs (NVML), the CPU use of tasks and the bytes through NICs every SECONDS into\n"
-    "ddp-monitor-JOB.STEP-NODE.txt (in PATTERN, %u = user, %j = job id; default: here), and\n"
+    "ddp-monitor-JOB.STEP-NODE.jsonl (in PATTERN, %u = user, %j = job id; default: here), and\n"
     "prints the summary on stderr at the end. Started by spank_ddp for --ddp-monitor; see\n"
     "ddp-report(1).\n";
 

@@ -5,23 +5,16 @@
 #include <cstdio>
 #include <sstream>
 
+#include "human_text.hpp"
+
 namespace ddp::monitor {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
 std::string percent(const std::optional<double>& v) { return v ? fixed(*v, 0) + "%" : "-"; }
 std::string watts(const std::optional<double>& v) { return v ? fixed(*v, 0) + " W" : "-"; }
 
-std::string seconds(double s) {
-  if (s < 120) return fixed(s, 1) + " s";
-  if (s < 7200) return fixed(s / 60, 1) + " min";
-  return fixed(s / 3600, 1) + " h";
-}
 
 std::string memory(const GpuSummary& g) {
   if (!g.mem_peak_mib) return "-";
@@ -29,26 +22,6 @@ std::string memory(const GpuSummary& g) {
   const auto gib = [](double mib) { return fixed(mib / 1024, 1); };
   return total > 0 ? gib(*g.mem_peak_mib) + " of " + gib(total) + " GiB"
                    : gib(*g.mem_peak_mib) + " GiB";
-}
-
-// Columns separated by two spaces; `right` says which columns hold numbers.
-std::string table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
-                  const std::string& indent) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += (c ? "  " : "") + (right[c] ? pad + row[c] : row[c] + pad);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
 }
 
 }  // namespace
@@ -191,7 +164,7 @@ std::string format_summary(const NodeSummary& n) {
   } else {
     s << "?";
   }
-  s << ": " << seconds(n.duration) << ", " << n.samples << (n.samples == 1 ? " sample" : " samples");
+  s << ": " << plan::duration_text(n.duration) << ", " << n.samples << (n.samples == 1 ? " sample" : " samples");
   if (n.start) s << " every " << fixed(n.start->interval, 0) << " s";
   if (!n.end_reason) s << " (the file ends early: the sampler was stopped before the step)";
   s << "\n";
@@ -205,14 +178,14 @@ std::string format_summary(const NodeSummary& n) {
                       g.util_samples ? percent(g.util_peak) : "-", memory(g),
                       watts(g.power_mean()), g.power_samples ? watts(g.power_peak) : "-",
                       g.idle() ? "IDLE" : ""});
-    s << table(rows, {false, false, false, true, true, true, true, true, false}, "  ");
+    s << format_table(rows, {false, false, false, true, true, true, true, true, false}, "  ");
   }
   if (!n.tasks.empty()) {
     std::vector<std::vector<std::string>> rows = {{"RANK", "PID", "CPU MEAN", "PEAK"}};
     for (const TaskSummary& t : n.tasks)
       rows.push_back({std::to_string(t.info.rank), t.info.pid ? std::to_string(t.info.pid) : "-",
                       percent(t.cpu_mean()), t.samples ? percent(t.cpu_peak) : "-"});
-    s << table(rows, {false, true, true, true}, "  ");
+    s << format_table(rows, {false, true, true, true}, "  ");
   }
   if (!n.nics.empty()) {
     std::vector<std::vector<std::string>> rows = {
@@ -221,7 +194,7 @@ std::string format_summary(const NodeSummary& n) {
       rows.push_back({x.nic + (x.ib ? " (IB)" : ""), format_bytes(static_cast<double>(x.rx_bytes)),
                       format_bytes(static_cast<double>(x.tx_bytes)), format_bytes(x.rx_peak) + "/s",
                       format_bytes(x.tx_peak) + "/s"});
-    s << table(rows, {false, true, true, true, true}, "  ");
+    s << format_table(rows, {false, true, true, true, true}, "  ");
   }
   for (const GpuSummary* g : n.idle_gpus())
     s << "  idle: GPU " << g->info.gpu << " averaged " << percent(g->util_mean())
@@ -230,6 +203,25 @@ std::string format_summary(const NodeSummary& n) {
          "GPUs\n";
   for (const std::string& note : n.notes) s << "  note: " << note << "\n";
   return s.str();
+}
+
+std::string format_table(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right, const std::string& indent) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += (c ? "  " : "") + (right[c] ? pad + row[c] : row[c] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace ddp::monitor

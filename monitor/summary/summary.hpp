@@ -15,6 +15,10 @@ namespace ddp::monitor {
 // A GPU whose mean utilisation stays below this (percent) did no real work in the step.
 inline constexpr double kIdleUtilPercent = 5;
 
+// Up to this many nodes a step's reports show every node's block (the job's output, ddp-report's
+// text); beyond, what grows with the nodes is left to ddp-report's spread and worst nodes.
+inline constexpr unsigned kFullNodes = 16;
+
 struct GpuSummary {
   GpuInfo info;
   unsigned util_samples = 0;
@@ -70,5 +74,10 @@ std::string format_summary(const NodeSummary& node);
 
 // 1536 -> "1.5 KiB"; 0 -> "0 B".
 std::string format_bytes(double bytes);
+
+// Columns two spaces apart, each padded to its widest cell (on the left where `right` says the
+// column holds numbers), every line after `indent`, trailing spaces dropped.
+std::string format_table(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right, const std::string& indent);
 
 }  // namespace ddp::monitor

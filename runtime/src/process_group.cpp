@@ -162,14 +162,19 @@ void check_device(const Context& c, c::Backend chosen) {
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
+std::shared_ptr<Rendezvous> ProcessGroup::meet(const Context& c, ProcessGroupOptions o) {
   const EnvLookup env = o.env ? o.env : process_environment();
   o.rendezvous_timeout = env_seconds(env, c::kDdpRendezvousTimeout, o.rendezvous_timeout);
   // Every check that needs no other rank comes first: failing one needs no rendezvous.
   o.timeout = env_seconds(env, c::kDdpTimeout, o.timeout);
   o.peer_timeout = peer_timeout(env, o.peer_timeout);
   check_device(c, choose_backend(c, o, /*warn=*/false));
-  return create(Rendezvous::meet(c, o.rendezvous_timeout), o);
+  return Rendezvous::meet(c, o.rendezvous_timeout);
+}
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(const Context& c, ProcessGroupOptions o) {
+  const auto rendezvous = meet(c, o);
+  return create(rendezvous, o);
 }
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezvous>& rendezvous,

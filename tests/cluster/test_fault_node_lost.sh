@@ -26,6 +26,8 @@ for r in 0 1; do
 done
 took=$(elapsed "$start")
 link_up
+# Slurm's word on the ranks' exit comes after theirs, through slurmstepd and srun: a moment later.
+wait_for_line "$WORK/out" "srun: error: n1: task" 10 || true
 out=$(cat "$WORK/out")
 echo "$out"
 for r in 0 1; do

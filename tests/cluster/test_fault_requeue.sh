@@ -9,21 +9,10 @@ ckpt="$WORK/ckpt"
 jobid=$("$RUN" sbatch --parsable --requeue --open-mode=append --ddp-nodes=2 --ddp-gpus=2 \
   -o "$WORK/out" "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs 6 --checkpoint-dir "$ckpt")
 trap '"$RUN" scancel "$jobid" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-wait_for_line "$WORK/out" '^Epoch 2/6 completed' 120 || fail "epoch 2 did not finish: $(cat "$WORK/out")"
+wait_for_line "$WORK/out" '] Epoch 2/6 completed' 120 || fail "epoch 2 did not finish: $(cat "$WORK/out")"
 "$RUN" scontrol requeue "$jobid"
 start=$(now)
-# Slurm holds a requeued batch job back (BeginTime about two minutes ahead); the test does not
-# wait that long: once the job is pending again and its nodes have finished cleaning up, it makes
-# the job eligible now. Not earlier: slurmd refuses a launch whose credential dates from the
-# second its job was revoked in ("Job credential revoked").
-for _ in $(seq 150); do
-  state=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  busy=$("$RUN" sinfo -h -t completing -o %N)
-  [ "$state" = PENDING ] && [ -z "$busy" ] && break
-  sleep 0.2
-done
-sleep 1.5
-"$RUN" scontrol update jobid="$jobid" StartTime=now
+start_requeued_job "$jobid"
 wait_for_line "$WORK/out" 'Resuming from ' 240 || fail "the requeued job did not resume: $(cat "$WORK/out")"
 restarted=$(elapsed "$start")
 wait_job_gone "$jobid" 240 || fail "the requeued job did not finish: $(cat "$WORK/out")"
@@ -35,13 +24,13 @@ restarts=$("$RUN" scontrol show job "$jobid" | sed -n 's/.*Restarts=\([0-9]*\).*
 read -r count run_id <"$WORK/torchelastic.0"
 [ "$count" = 1 ] && [ "$run_id" = "$jobid.0" ] ||
   fail "the requeued ranks got TORCHELASTIC_RESTART_COUNT=$count TORCHELASTIC_RUN_ID=$run_id"
-before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '^Epoch [0-9]*/6 completed')
-resumed_at=$(sed -n 's/.*Resuming from .* after epoch \([0-9]*\).*/\1/p' <<<"$out")
-[ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||
+before=$(sed -n '/Resuming from/q;p' <<<"$out" | grep -c '] Epoch [0-9]*/6 completed')
+resumed_at=$(resumed_after "$out")
+[ -n "$resumed_at" ] && [ "$resumed_at" -ge 2 ] && [ "$resumed_at" -le "$before" ] ||
   fail "resumed after epoch $resumed_at, but the first run finished $before"
 after=$(sed -n '/Resuming from/,$p' <<<"$out")
-grep -q "^Epoch $resumed_at/6 completed" <<<"$after" && fail "epoch $resumed_at was trained twice"
-grep -q '^Epoch 1/6 completed' <<<"$after" && fail "the requeued job started from epoch 1"
+grep -q "] Epoch $resumed_at/6 completed" <<<"$after" && fail "epoch $resumed_at was trained twice"
+grep -q '] Epoch 1/6 completed' <<<"$after" && fail "the requeued job started from epoch 1"
 expect_contains "$after" "Epoch 6/6 completed" "the requeued job finishes"
 expect_contains "$after" "Training completed successfully." "summary"
 echo "PASS: requeued after epoch $before, started again ${restarted} s later, resumed after epoch $resumed_at, finished"

@@ -4,8 +4,10 @@
 # user, loads the scripted NVML through LD_LIBRARY_PATH (as it loads libnvidia-ml.so.1 on a GPU
 # node), writes its file into the job's working directory and its summary into the job's output,
 # and is gone when the step ends; a fake GPU that does nothing is flagged idle; the bytes counted
-# on eth0 cover what the all-reduces moved. ddp-report prints the same summaries and draws a PNG.
-# A step without the option samples nothing; one without NVML says so once per node.
+# on eth0 cover what the all-reduces moved. ddp-report prints the same summaries; the job's last
+# line, `ddp-report JOBID.0`, finds the files through Slurm and writes JSON and the report page,
+# which headless Chromium renders with every chart. A step without the option samples nothing;
+# one without NVML says so once per node.
 source "$(dirname "$0")/testlib.sh"
 "$PYTHON" -c "import torch.distributed" 2>/dev/null || { echo "SKIP: python3-torch missing"; exit 77; }
 REPORT=${DDP_REPORT_BIN:-}
@@ -21,14 +23,16 @@ chown nobody:"$(id -gn nobody)" "$OUT"
 {
   echo "# HOST INDEX BUS_ID NAME MEM_TOTAL_MIB UTIL... MEM_USED_MIB POWER_W"
   for i in 0 1 2 3; do
-    echo "n1 $i - Fake_H100 81559 90,97,100 60000 610.5"
-    if ((i % 2)); then echo "n2 $i - Fake_H100 81559 0 512 70"; else echo "n2 $i - Fake_H100 81559 88,96 59000 600"; fi
+    echo "n1 $i - Fake+H100 81559 90,97,100 60000 610.5"
+    if ((i % 2)); then echo "n2 $i - Fake+H100 81559 0 512 70"; else echo "n2 $i - Fake+H100 81559 88,96 59000 600"; fi
   done
 } >"$WORK/gpus.txt"
 cat >"$WORK/job.sh" <<JOB
 #!/bin/bash
 export LD_LIBRARY_PATH=$FAKE DDP_FAKE_NVML_SCRIPT=$WORK/gpus.txt
 srun --ddp-monitor=1 $PYTHON $PROGRAMS/gloo_traffic.py
+# As a user would end a job script: the step's report, found by the job's id.
+$REPORT \$SLURM_JOB_ID.0 --json --html report.html >report.json
 JOB
 chmod 755 "$WORK/job.sh"
 as_user() { "$RUN" setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
@@ -40,26 +44,30 @@ echo "job $job took $(elapsed "$start") s"
 cat "$OUT/job.out"
 
 for node in n1 n2; do
-  f=$OUT/ddp-monitor-$job.0-$node.txt
+  f=$OUT/ddp-monitor-$job.0-$node.jsonl
   [ -s "$f" ] || fail "no $f: $(ls -la "$OUT")"
   [ "$(stat -c %U "$f")" = nobody ] || fail "$f belongs to $(stat -c %U "$f"), not the job's user"
-  grep -q "^end [0-9.]* reason=step-ended$" "$f" || fail "$f does not end with the step: $(tail -3 "$f")"
+  # One JSON object per line: what the sampler saw, as numbers a script reads.
+  read -r end pid samples busy mrx mtx < <("$PYTHON" - "$f" <<'PY'
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+busy = {r["rank"] for r in recs if r["kind"] == "cpu" and r["cpu"] > 5}
+eth0 = [r for r in recs if r["kind"] == "net" and r["nic"] == "eth0"] or [{"rx_bytes": 0, "tx_bytes": 0}]
+print(recs[-1].get("reason", "-") if recs[-1]["kind"] == "end" else "-", recs[0]["pid"],
+      sum(r["kind"] == "gpu" and r["gpu"] == 0 for r in recs), len(busy), eth0[-1]["rx_bytes"], eth0[-1]["tx_bytes"])
+PY
+  )
+  [ "$end" = step-ended ] || fail "$f does not end with the step: $(tail -3 "$f")"
   # Never outlives the step: its pid (in the start record) is gone, or no longer the sampler.
-  pid=$(sed -n 's/^start .* pid=\([0-9]*\)$/\1/p' "$f")
-  [ -n "$pid" ] || fail "no pid in $f"
   ! grep -qs ddp-monitor "/proc/$pid/cmdline" || fail "the sampler on $node (pid $pid) outlived the step"
-  samples=$(grep -c '^gpu [0-9.]* gpu=0 ' "$f")
   ((samples >= 3)) || fail "$node: only $samples GPU samples"
   # Each task's CPU use (the Python ranks) was seen at some sample.
-  awk '$1 == "cpu" { sub("cpu=", "", $4); if ($4 + 0 > 5) busy[$3] = 1 } END { exit length(busy) != 2 }' "$f" ||
-    fail "$node: the two ranks' CPU use is missing: $(grep '^cpu' "$f")"
+  ((busy == 2)) || fail "$node: the two ranks' CPU use is missing: $(grep '"cpu"' "$f")"
   # The bytes through eth0 cover what the all-reduces moved there (the monitor's window holds the
   # program's, so it may count a little more: the rendezvous, Slurm's own messages).
   read -r rx tx < <(sed -n "s/^traffic host=$node if=eth0 rounds=16 rx=\([0-9]*\) tx=\([0-9]*\)$/\1 \2/p" "$OUT/job.out")
   [ -n "$rx" ] || fail "no traffic line for $node in the job's output"
   ((rx > 16 << 20 && tx > 16 << 20)) || fail "$node: the all-reduces moved only $rx/$tx bytes over eth0"
-  read -r mrx mtx < <(awk '$1 == "net" && $3 == "nic=eth0" { sub("rx_bytes=", "", $4); sub("tx_bytes=", "", $5); r = $4; t = $5 }
-      END { print r, t }' "$f")
   ((mrx >= rx && mtx >= tx && mrx - rx < 4 << 20 && mtx - tx < 4 << 20)) ||
     fail "$node: the monitor counted rx=$mrx tx=$mtx on eth0, the program saw rx=$rx tx=$tx"
   echo "$node: $samples samples; eth0 program rx=$rx tx=$tx, monitor rx=$mrx tx=$mtx"
@@ -69,9 +77,9 @@ done
 out=$(cat "$OUT/job.out")
 expect_contains "$out" "ddp-monitor: node n1 (1 of 2), job $job step 0: " "n1's summary"
 expect_contains "$out" "ddp-monitor: node n2 (2 of 2), job $job step 0: " "n2's summary"
-[ "$(grep -cE '^  [0-3]    -       Fake_H100 +9[0-9]% +100% +58\.6 of 79\.6 GiB +610 W +610 W$' <<<"$out")" = 2 ] ||
+[ "$(grep -cE '^  [0-3]    -       Fake H100 +9[0-9]% +100% +58\.6 of 79\.6 GiB +610 W +610 W$' <<<"$out")" = 2 ] ||
   fail "n1's GPU rows"
-idle=$(sed -n 's/^  \([13]\)    -       Fake_H100 \{1,\}0% \{1,\}0% \{1,\}0\.5 of 79\.6 GiB \{1,\}70 W \{1,\}70 W  IDLE$/\1/p' <<<"$out")
+idle=$(sed -n 's/^  \([13]\)    -       Fake H100 \{1,\}0% \{1,\}0% \{1,\}0\.5 of 79\.6 GiB \{1,\}70 W \{1,\}70 W  IDLE$/\1/p' <<<"$out")
 [ -n "$idle" ] || fail "n2's odd GPU is not flagged IDLE"
 [ "$(grep -c '^  idle: GPU' <<<"$out")" = 1 ] || fail "expected exactly one idle GPU line"
 for rank in 0 1 2 3; do
@@ -80,31 +88,35 @@ done
 [ "$(grep -cE '^  eth0 +[0-9.]+ MiB +[0-9.]+ MiB +[0-9.]+ [KM]iB/s +[0-9.]+ [KM]iB/s$' <<<"$out")" = 2 ] ||
   fail "expected an eth0 row with MiB moved on each node"
 
-# ddp-report: the same blocks from the files, a line for the step, and a PNG that decodes.
-report=$("$REPORT" "$OUT" --png "$WORK/util.png") || fail "ddp-report: $report"
+# ddp-report: the same blocks from the files, after a line for the step.
+report=$("$REPORT" "$OUT") || fail "ddp-report: $report"
 echo "$report"
-grep -qx "job $job step 0: 2 of 2 nodes, 4 GPUs, mean GPU utilisation [0-9]*%, 1 idle (n2 GPU $idle)" <<<"$report" ||
+grep -qE "^job $job step 0: 2 of 2 nodes, 4 GPUs, [0-9.]+ s, mean GPU utilisation [0-9]+%, 1 idle \(n2 GPU $idle\)$" <<<"$report" ||
   fail "ddp-report's step line"
 blocks() { awk '/^ddp-monitor: node / { on = 1; print; next } on && /^  / { print; next } { on = 0 }'; }
 diff <(blocks <<<"$out" | sort) <(blocks <<<"$report" | sort) ||
   fail "ddp-report's summaries differ from the job's output"
-file "$WORK/util.png" | grep -q 'PNG image data, 1200 x [0-9]*, 8-bit colormap' || fail "file: $(file "$WORK/util.png")"
-"$PYTHON" - "$WORK/util.png" <<'PY' || fail "the PNG does not decode"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat, ihdr = 8, b"", None
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    assert struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0] == zlib.crc32(kind + body), kind
-    if kind == b"IHDR": ihdr = body
-    if kind == b"IDAT": idat += body
-    pos += 12 + n
-w, h = struct.unpack(">II", ihdr[:8])
-assert len(zlib.decompress(idat)) == h * (w + 1) and h >= 4 * 44
-print(f"png {w}x{h}: decodes")
+# The job's own `ddp-report JOBID.0 --json --html`: Slurm named its working directory.
+"$PYTHON" - "$OUT/report.json" "$job" "$idle" <<'PY' || fail "ddp-report $job.0 --json: $(cat "$OUT/report.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+(step,) = r["steps"]
+assert (step["job"], step["step"], step["nodes_reported"], step["gpus"]) == (int(sys.argv[2]), 0, 2, 4), step
+assert step["idle_gpus"] == [{"node": "n2", "gpu": int(sys.argv[3]), "util_mean": 0.0}], step["idle_gpus"]
+assert [n["node"] for n in step["nodes"]] == ["n1", "n2"] and all(n["complete"] for n in step["nodes"])
+assert step["nodes"][0]["gpus"][0]["name"] == "Fake H100", step["nodes"][0]["gpus"][0]
+print(f"ddp-report {sys.argv[2]}.0 --json: {len(step['nodes'])} nodes, idle {step['idle_gpus']}")
 PY
+# The page in a real browser: a line for every GPU, rank and NIC the JSON names, the idle one red.
+mapfile -t series < <("$PYTHON" -c '
+import json, sys
+for n in json.load(open(sys.argv[1]))["steps"][0]["nodes"]:
+    for g in n["gpus"]: print(n["node"], "GPU", g["gpu"])
+    for t in n["tasks"]: print(n["node"], "rank", t["rank"])
+    for x in n["nics"]: print(n["node"], x["nic"])' "$OUT/report.json")
+((${#series[@]} == 10)) || fail "expected 4 GPUs, 4 ranks and 2 NICs in the JSON, got: ${series[*]}"
+"$TESTS_DIR/../monitor/page_in_browser.sh" "$OUT/report.html" "$WORK/report.png" --colour d62728 "${series[@]}" ||
+  fail "the report page did not render in Chromium"
 
 # Nothing is sampled without the option; without NVML each node says so once.
 before=$(ls "$OUT" | grep -c '^ddp-monitor-' || true)
@@ -153,4 +165,4 @@ victim=$!
   fail "the step with a lying sampler"
 kill -0 "$victim" 2>/dev/null || fail "slurmstepd killed root's process $victim on the sampler's word"
 echo "stuck sampler: the step ended after $took s, the sampler killed; a forged hello killed nothing"
-echo "PASS: --ddp-monitor on 2 nodes as the job's user: files, summaries, idle GPU, eth0 bytes, ddp-report text and PNG; bounded stop"
+echo "PASS: --ddp-monitor on 2 nodes as the job's user: JSON Lines files, summaries, idle GPU, eth0 bytes, ddp-report text, ddp-report JOBID --json and its page in Chromium; bounded stop"

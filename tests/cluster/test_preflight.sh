@@ -3,7 +3,9 @@
 # program then meets at the same MASTER_ADDR:MASTER_PORT; a link made slow on purpose (tc's tbf
 # rate limit on n3's interface, inside its network namespace) is named as the slowest node; a
 # profile threshold it misses fails the step before the program starts, saying which node to
-# exclude. The qdisc is removed and the two-node lab restored afterwards, also on failure.
+# exclude, and in the JSON a job script asked for (DDP_PREFLIGHT_JSON) the verdict, the checks, the
+# measurements and that node. The qdisc is removed and the two-node lab restored afterwards, also
+# on failure.
 source "$(dirname "$0")/testlib.sh"
 source "$TESTS_DIR/lab-env.sh"
 PREFLIGHT=${DDP_PREFLIGHT_BIN:-}
@@ -60,8 +62,9 @@ if [ -n "${DDP_FAKE_LIBCUDA:-}" ] && [ -e "$DDP_FAKE_LIBCUDA" ]; then
   mkdir -p "$WORK/cuda" && ln -s "$DDP_FAKE_LIBCUDA" "$WORK/cuda/libcuda.so.1"
   cuda_env=(LD_LIBRARY_PATH="$WORK/cuda" FAKE_CUDA_BUS_IDS=)
 fi
-out=$(env GLOO_SOCKET_IFNAME=eth9 "${cuda_env[@]}" timeout 120 "$RUN" srun -N3 --ntasks-per-node=1 \
-  --gpus-per-node=1 --ddp-preflight true 2>&1) && fail "a failed check did not fail the step: $out"
+out=$(env GLOO_SOCKET_IFNAME=eth9 DDP_PREFLIGHT_JSON="$WORK/checks.json" "${cuda_env[@]}" timeout 120 \
+  "$RUN" srun -N3 --ntasks-per-node=1 --gpus-per-node=1 --ddp-preflight true 2>&1) &&
+  fail "a failed check did not fail the step: $out"
 echo "$out"
 expect_contains "$out" "interfaces  FAILED  GLOO_SOCKET_IFNAME=eth9: no interface eth9 on this node (n1 rank 0, n2 rank 1, n3 rank 2)" \
   "the interface check names rank, node and variable"
@@ -70,6 +73,14 @@ expect_contains "$out" "interfaces  FAILED  GLOO_SOCKET_IFNAME=eth9: no interfac
 expect_contains "$out" "ddp-preflight: FAILED: a check failed on some rank (see the table); the step was stopped before measuring" \
   "no measurement after a failed check"
 ! grep -q "^ALL-REDUCE" <<<"$out" || fail "measured after a failed check: $out"
+"$PYTHON" - "$WORK/checks.json" <<'PY' || fail "the JSON of a failed check: $(cat "$WORK/checks.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["format"], r["verdict"], r["stopped_at"]) == ("ddp-preflight/1", "fail", "checks"), r
+(iface,) = [c for c in r["checks"] if c["check"] == "interfaces"]
+assert iface["status"] == "failed" and "eth9" in iface["detail"], iface
+assert r["all_ranks"] is None and r["links"] == [] and r["nodes"] == ["n1", "n2", "n3"], r
+PY
 
 # 3. n3's link at 20 Mbit/s: the report names n3 against the median.
 nsenter --net="$ns3" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kbit latency 400ms ||
@@ -80,7 +91,8 @@ expect_contains "$out" "slowest node (its best link): n3 at " "the slow node nam
 expect_contains "$(grep '^slowest node' <<<"$out")" "<- slow" "n3 marked slow against the median"
 
 # 4. The profile's threshold fails the step: no program, and the node to exclude.
-out=$(srun3 --ddp-profile=lab-preflight "$WORKER" meet) && fail "a missed threshold did not fail the step: $out"
+out=$(DDP_PREFLIGHT_JSON=$WORK/verdict.json srun3 --ddp-profile=lab-preflight "$WORKER" meet) &&
+  fail "a missed threshold did not fail the step: $out"
 echo "$out"
 expect_contains "$out" "ddp-preflight: FAILED: " "rank 0's verdict"
 expect_contains "$out" "n1 <-> n3: bus bandwidth " "the slow link's number"
@@ -88,6 +100,19 @@ expect_contains "$out" "is below min_busbw_gbps=0.05 (profile lab-preflight)" "t
 expect_contains "$out" "Fix: resubmit without it: sbatch --exclude=n3" "the node to exclude"
 expect_contains "$out" "spank_ddp: the preflight failed" "the plugin's own error"
 ! grep -q "met 3 ranks" <<<"$out" || fail "the program started after a failed preflight: $out"
+# What a job script reads instead of grepping the log for --exclude.
+"$PYTHON" - "$WORK/verdict.json" <<'PY' || fail "the preflight's JSON: $(cat "$WORK/verdict.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["verdict"], r["stopped_at"], r["exclude"]) == ("fail", "measurements", ["n3"]), r
+assert r["ranks"] == 3 and r["nodes"] == ["n1", "n2", "n3"] and r["backend"] == "gloo", r
+assert len(r["links"]) == 3 and r["slowest_node"]["name"] == "n3" and r["slowest_node"]["slow"], r
+assert r["thresholds"] == {"min_busbw_gbps": 0.05, "max_latency_us": 100000.0, "min_fraction_of_median": None,
+                           "origin": "profile lab-preflight"}, r["thresholds"]
+assert any("n1 <-> n3: bus bandwidth" in f for f in r["failures"]) and "--exclude=n3" in r["reason"], r
+assert r["all_ranks_sweep"] and all(s["busbw_gbps"] >= 0 for s in r["all_ranks_sweep"]), r
+print(f"preflight JSON: verdict {r['verdict']}, exclude {r['exclude']}, {len(r['links'])} links")
+PY
 slow_link_off
 "$RUN" srun -N3 -n3 true || fail "the cluster no longer runs steps"
-echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3"
+echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3, the same in DDP_PREFLIGHT_JSON"

@@ -82,7 +82,7 @@ start_training() {
     ${TRAINING_OPTS[@]+"${TRAINING_OPTS[@]}"} \
     "$WORK/job.sh" "${TRAIN_ARGS[@]}" --epochs "$epochs")
   trap 'eval "${AT_EXIT:-true}"; "$RUN" scancel "$JOBID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  wait_for_line "$WORK/out" "^Epoch 1/$epochs completed" 120 ||
+  wait_for_line "$WORK/out" "] Epoch 1/$epochs completed" 120 ||
     fail "no epoch finished: $(cat "$WORK/out")"
 }
 
@@ -94,6 +94,33 @@ wait_for_line() {
     sleep 0.2
   done
   return 1
+}
+
+# resumed_after TEXT: how many epochs a resumed ddp-cifar100 had behind it, from its resume line:
+# "after epoch N" (a checkpoint at an epoch's end) or "in epoch N at step S" (one saved mid-epoch
+# at a signal, scancel's SIGTERM among them: N-1 whole epochs).
+resumed_after() {
+  local n
+  n=$(sed -n 's/.*Resuming from .* after epoch \([0-9]*\)$/\1/p' <<<"$1")
+  [ -n "$n" ] && { echo "$n"; return; }
+  n=$(sed -n 's/.*Resuming from .* in epoch \([0-9]*\) at step [0-9]*$/\1/p' <<<"$1")
+  [ -n "$n" ] && echo $((n - 1))
+}
+
+# start_requeued_job JOBID: Slurm holds a requeued batch job back (BeginTime about two minutes
+# ahead); a test does not wait that long: once the job is pending again and its nodes have finished
+# cleaning up, the job is made eligible now. Not earlier: slurmd refuses a launch whose credential
+# dates from the second its job was revoked in ("Job credential revoked").
+start_requeued_job() {
+  local state busy
+  for _ in $(seq 150); do
+    state=$("$RUN" scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    busy=$("$RUN" sinfo -h -t completing -o %N)
+    [ "$state" = PENDING ] && [ -z "$busy" ] && break
+    sleep 0.2
+  done
+  sleep 1.5
+  "$RUN" scontrol update jobid="$1" StartTime=now
 }
 
 # wait_job_gone JOBID SECONDS: true once the job has left the queue (finished, failed, cancelled).

@@ -7,8 +7,9 @@
 //   HOST INDEX BUS_ID NAME MEM_TOTAL_MIB UTIL[,UTIL...] MEM_USED_MIB POWER_W
 //
 // HOST is a host name or '*'; each call of nvmlDeviceGetUtilizationRates on a GPU returns the
-// next of its UTIL values, round and round; POWER_W '-' makes power NOT_SUPPORTED. Without the
-// variable nvmlInit_v2 fails as on a node whose driver is not loaded.
+// next of its UTIL values, round and round; POWER_W '-' makes power NOT_SUPPORTED; a '+' in NAME
+// is a space, as real names have them ("NVIDIA H100 80GB HBM3"). Without the variable
+// nvmlInit_v2 fails as on a node whose driver is not loaded.
 #include <unistd.h>
 
 #include <cctype>
@@ -63,6 +64,8 @@ bool load() {
     if (!(f >> who) || who[0] == '#') continue;
     if (!(f >> g.index >> g.busid >> g.name >> g.total_mib >> util >> g.used_mib >> power)) continue;
     if (who != "*" && who != host) continue;
+    for (char& c : g.name)
+      if (c == '+') c = ' ';
     std::istringstream u(util);
     for (std::string v; std::getline(u, v, ',');) g.util.push_back(static_cast<unsigned>(std::stoul(v)));
     g.has_power = power != "-";

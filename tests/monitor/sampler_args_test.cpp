@@ -53,5 +53,5 @@ TEST(MonitorArgs, DirectoryPatternsAndFileNames) {
   EXPECT_THROW(expand_dir("/scratch/%x", "ana", 1), ddp::plan::PlanError);
   EXPECT_THROW(expand_dir("/scratch/%", "ana", 1), ddp::plan::PlanError);
   EXPECT_THROW(expand_dir("scratch", "ana", 1), ddp::plan::PlanError);
-  EXPECT_EQ(log_file_name(17, 0, "gn01"), "ddp-monitor-17.0-gn01.txt");
+  EXPECT_EQ(log_file_name(17, 0, "gn01"), "ddp-monitor-17.0-gn01.jsonl");
 }

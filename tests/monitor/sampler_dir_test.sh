@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 SHARED=$T/scratch
 mkdir -m 1777 "$SHARED"
 ME=$SHARED/nobody  # what %u becomes
-FILE=ddp-monitor-7.0-n1.txt
+FILE=ddp-monitor-7.0-n1.jsonl
 as() { local who=$1; shift; setpriv --reuid="$who" --regid="$(id -g "$who")" --clear-groups "$@"; }
 
 # Runs the sampler as nobody on a task of one second; leaves its stderr in $out.
@@ -73,7 +73,7 @@ umask "$umask_was"
 ! grep -q 'warning' <<<"$out" || fail "a warning for a directory of its own making: $out"
 [ "$(stat -c '%U %a' "$ME" "$ME/mon" | sort -u)" = "nobody 755" ] ||
   fail "made $(stat -c '%n %U %a' "$ME" "$ME/mon")"
-grep -q '^end [0-9.]* reason=tasks-ended$' "$ME/mon/$FILE" || fail "no samples in $ME/mon/$FILE"
+tail -1 "$ME/mon/$FILE" | grep -q '"kind":"end",.*"reason":"tasks-ended"}$' || fail "no samples in $ME/mon/$FILE"
 [ "$(stat -c %U "$ME/mon/$FILE")" = nobody ] || fail "$ME/mon/$FILE is not the user's"
 
 # 5. The user's own sticky directory: another user made the file's name first, as a plain file

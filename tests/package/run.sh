@@ -310,6 +310,15 @@ if ldd "$plugin" "$plan_bin" | grep -Ei 'torch|libddp'; then fail "the plugin or
 grep -qE '/man8/spank-ddp\.8\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no spank-ddp(8)"
 grep -qE '/man1/ddp-plan\.1\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no ddp-plan(1)"
 grep -qE '/man1/ddp-report\.1\.gz$' "$WORK/installed.plugin" || fail "the plugin package has no ddp-report(1)"
+# The bash completion of the --ddp-* options, installed where bash loads it, reads the installed
+# snippet's profile_dir: --ddp-profile=<TAB> offers the installed profiles.
+completion=$(installed '/bash_completion\.d/slurm-ddp$')
+[ -n "$completion" ] && [ -e "$completion" ] || fail "the plugin package has no bash completion"
+offered=$(bash -c '. "$1"; COMP_WORDBREAKS=" "; COMP_WORDS=(srun --ddp-profile=); COMP_CWORD=1
+  _ddp_slurm_complete srun; echo "${COMPREPLY[*]}"' _ "$completion")
+[[ " $offered " == *" --ddp-profile=vega "* ]] ||
+  fail "$completion offers '$offered' for --ddp-profile=, not the installed profiles of $profile_dir"
+echo "completion  $completion: --ddp-profile= offers $offered"
 
 step "the test cluster from the installed plugstack.conf.d snippet and cli_filter, as they are"
 DDP_PLUGSTACK_SNIPPET="$snippet" DDP_CLI_FILTER="$cli_filter" "$ROOT/tests/cluster/up.sh" >"$WORK/up.log" 2>&1 ||

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "error.hpp"
+#include "../common/plan_error.hpp"
 
 namespace profile_test {
 
@@ -41,13 +41,6 @@ class TempDir {
   std::string path_;
 };
 
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ddp::plan::PlanError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ddp::test::error_of;
 
 }  // namespace profile_test

@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include "free_port.hpp"
+
 extern char** environ;
 
 namespace {
@@ -29,18 +31,7 @@ struct Result {
   double seconds = 0;
 };
 
-// A port that was free a moment ago (loopback only).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using ddp::test::free_port;
 
 struct Worker {
   pid_t pid = -1;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "data/synthetic.hpp"
+#include "version.hpp"
 
 int main(int argc, char** argv) {
   ddp::cifar::SynthOptions opt;
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0, 0.5));
   app.add_option("--max-shift", opt.max_shift, "largest random shift of a sample, in pixels")
       ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{16}));
+  app.set_version_flag("--version", std::string("cifar-synth ") + ddp::plan::kVersion);
   CLI11_PARSE(app, argc, argv);
 
   try {

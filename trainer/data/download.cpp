@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "data/cifar_format.hpp"
+#include "data/download_progress.hpp"
 #include "data/errno_text.hpp"
 #include "data/http_fetch.hpp"
 
@@ -40,7 +41,8 @@ struct Cleanup {
 
 bool download_supported() { return true; }
 
-void download_cifar100(const std::string& data_dir, const DownloadSource& src) {
+void download_cifar100(const std::string& data_dir, const DownloadSource& src,
+                       const std::function<void(const std::string&)>& tell) {
   if (cifar100_present(data_dir)) {
     std::cerr << "cifar: CIFAR-100 already present in " << data_dir << ", not downloading\n";
     return;
@@ -61,9 +63,14 @@ void download_cifar100(const std::string& data_dir, const DownloadSource& src) {
   std::cerr << "cifar: downloading " << src.url << " into " << data_dir << "\n";
   uint64_t bytes = 0;
   std::string got;
+  DownloadProgress progress(stderr, ::isatty(STDERR_FILENO) == 1, tell);
   try {
-    got = fetch(src.url, fd, tmpl, bytes);
+    got = fetch(src.url, fd, tmpl, bytes, [&](uint64_t done, uint64_t total, double seconds) {
+      progress.update(done, total, seconds);
+    });
+    progress.finish();
   } catch (...) {
+    progress.finish();
     ::close(fd);
     throw;
   }
@@ -83,6 +90,8 @@ void download_cifar100(const std::string& data_dir, const DownloadSource& src) {
     throw DataError("cannot create a staging directory in " + data_dir + ": " + errno_text(errno));
   }
   Cleanup staging_guard{stmpl};
+  std::cerr << "cifar: unpacking " << bytes << " bytes (MD5 ok) into " << data_dir << "\n";
+  if (tell) tell("unpacking the archive");
   extract_archive(tmpl, stmpl, src.url);
   if (!cifar100_present(stmpl)) {
     throw DataError("the archive from " + src.url + " does not contain " + kArchiveDir + "/" +

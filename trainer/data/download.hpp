@@ -1,6 +1,7 @@
 #pragma once
 // Fetches the official CIFAR-100 binary archive, checks its MD5 and unpacks it, so that
 // load_cifar100(data_dir, ...) finds data_dir/cifar-100-binary/{train,test}.bin.
+#include <functional>
 #include <string>
 
 #include "data/data_error.hpp"
@@ -25,7 +26,10 @@ bool cifar100_present(const std::string& data_dir);
 // refused), then moves its top-level entries into data_dir and removes the archive. On any error
 // nothing is left behind in data_dir, and the DataError names the URL and the cause.
 // Not safe to run concurrently on the same data_dir (call it from one rank, then barrier).
-void download_cifar100(const std::string& data_dir, const DownloadSource& src = {});
+// Progress goes to stderr (download_progress.hpp); `tell` hears each progress line and what comes
+// after the download ("unpacking ..."), for the ranks that wait.
+void download_cifar100(const std::string& data_dir, const DownloadSource& src = {},
+                       const std::function<void(const std::string&)>& tell = {});
 
 // Building blocks, public for tests and tools.
 // The lowercase hex MD5 of a file's contents.

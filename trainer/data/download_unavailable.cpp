@@ -20,7 +20,8 @@ namespace {
 }
 }  // namespace
 
-void download_cifar100(const std::string& data_dir, const DownloadSource& src) {
+void download_cifar100(const std::string& data_dir, const DownloadSource& src,
+                       const std::function<void(const std::string&)>&) {
   if (cifar100_present(data_dir)) return;
   unsupported("cannot download " + src.url + " into " + data_dir);
 }

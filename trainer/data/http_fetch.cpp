@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -23,8 +24,8 @@ struct Fetch {
   Md5 md5;
   uint64_t bytes = 0;
   int write_errno = 0;
-  bool tty = false;
-  std::chrono::steady_clock::time_point last_progress{};
+  const FetchProgress* progress = nullptr;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
 size_t on_data(char* ptr, size_t size, size_t nmemb, void* user) {
@@ -47,15 +48,10 @@ size_t on_data(char* ptr, size_t size, size_t nmemb, void* user) {
 
 int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
   auto* f = static_cast<Fetch*>(user);
-  const auto t = std::chrono::steady_clock::now();
-  if (t - f->last_progress < std::chrono::milliseconds(500)) return 0;
-  f->last_progress = t;
-  if (total > 0) {
-    std::fprintf(stderr, "\rcifar: downloading %.1f / %.1f MB (%d%%)", now / 1e6, total / 1e6,
-                 static_cast<int>(100 * now / total));
-  } else {
-    std::fprintf(stderr, "\rcifar: downloading %.1f MB", now / 1e6);
-  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - f->start).count();
+  (*f->progress)(static_cast<uint64_t>(now), static_cast<uint64_t>(std::max<curl_off_t>(total, 0)),
+                 seconds);
   return 0;
 }
 
@@ -66,13 +62,14 @@ void curl_init_once() {
 
 }  // namespace
 
-std::string fetch(const std::string& url, int fd, const std::string& tmp_path, uint64_t& bytes) {
+std::string fetch(const std::string& url, int fd, const std::string& tmp_path, uint64_t& bytes,
+                  const FetchProgress& progress) {
   curl_init_once();
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
   if (!curl) throw DataError("cannot download " + url + ": curl_easy_init failed");
   Fetch f;
   f.fd = fd;
-  f.tty = ::isatty(STDERR_FILENO) == 1;
+  f.progress = &progress;
   char err[CURL_ERROR_SIZE] = {0};
   CURL* c = curl.get();
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
@@ -94,13 +91,12 @@ std::string fetch(const std::string& url, int fd, const std::string& tmp_path, u
   curl_easy_setopt(c, CURLOPT_USERAGENT, "ddp-cifar100 (libcurl)");
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_data);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
-  if (f.tty) {
+  if (progress) {
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &f);
   }
   const CURLcode rc = curl_easy_perform(c);
-  if (f.tty) std::fprintf(stderr, "\n");
   if (rc != CURLE_OK) {
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);

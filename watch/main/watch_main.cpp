@@ -22,6 +22,7 @@ const char* const kUsage =
     "usage: ddp-watch --job ID --step ID --node I --nodes N --host NAME --world RANKS\n"
     "                 --head MASTER_ADDR --port MASTER_PORT [--timeout SECONDS]\n"
     "                 [--hung-timeout SECONDS] [--control-fd FD] [--reply-fd FD]\n"
+    "       ddp-watch --help | --version\n"
     "The failure watch of one node of a DDP step, started by spank_ddp (see spank-ddp(8),\n"
     "--ddp-watch): ends the step when a rank fails, freezes, or its node is lost, and says once\n"
     "which rank failed first and why. The step's key comes in DDP_WATCH_KEY, the directory of\n"

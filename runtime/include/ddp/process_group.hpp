@@ -53,6 +53,10 @@ class ProcessGroup {
   // Rendezvous and build the group. Throws ddp::Error.
   static std::shared_ptr<ProcessGroup> create(const Context& context,
                                               ProcessGroupOptions options = {});
+  // Only the rendezvous of create(context), with the same checks and time-outs, for a program that
+  // exchanges something before it builds the backend on it (one rank fetching data while the
+  // others wait, say). Throws ddp::Error.
+  static std::shared_ptr<Rendezvous> meet(const Context& context, ProcessGroupOptions options = {});
   // The backend on ranks that have already met (options.rendezvous_timeout is not used).
   static std::shared_ptr<ProcessGroup> create(const std::shared_ptr<Rendezvous>& rendezvous,
                                               ProcessGroupOptions options = {});

@@ -189,6 +189,16 @@ TEST_F(Download, FetchesChecksUnpacksAndLoads) {
   EXPECT_TRUE(cifar100_present(other / "data"));
 }
 
+TEST_F(Download, TellsHowFarItGotAndThatItUnpacks) {
+  TempDir parent;
+  std::vector<std::string> told;
+  download_cifar100(parent / "data", source("good.tar.gz"),
+                    [&](const std::string& line) { told.push_back(line); });
+  ASSERT_GE(told.size(), 2u);
+  EXPECT_NE(told[told.size() - 2].find("(100%)"), std::string::npos) << told[told.size() - 2];
+  EXPECT_EQ(told.back(), "unpacking the archive");
+}
+
 TEST_F(Download, ReplacesAnIncompleteDataDirectory) {
   TempDir parent;
   const std::string data = parent / "data";
