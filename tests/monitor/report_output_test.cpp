@@ -2,6 +2,8 @@
 // its spread and worst nodes, the same verdicts in each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <regex>
 
 #include "html_page.hpp"

@@ -2,6 +2,7 @@
 // one line redrawn; every line told to the waiting ranks either way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
