@@ -137,8 +137,6 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
   if (ended_on_request(status, end_requested())) return;
   Failure f;
   f.rank = t.global;
-  f.node = args_.node;
-  f.host = args_.host;
   if (WIFSIGNALED(status)) {
     f.how = How::Signal;
     f.code = WTERMSIG(status);
@@ -159,6 +157,8 @@ void WatchNode::task_ended(const LocalTask& t, const monitor::ControlMessage& li
 }
 
 void WatchNode::failed_here(Failure f, Now now) {
+  f.node = args_.node;  // a failure of this node's: where it happened is stamped once, here
+  f.host = args_.host;
   failures_here_.push_back(f);
   if (judge_) {
     judge_->failed(f, now);
@@ -352,8 +352,6 @@ void WatchNode::tick(Now now) {
         Failure f;
         f.how = ft.how;
         f.rank = ft.global;
-        f.node = args_.node;
-        f.host = args_.host;
         f.seconds = ft.seconds;
         f.at_ns = now.wall_ns;
         failed_here(std::move(f), now);
