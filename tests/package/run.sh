@@ -22,6 +22,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=$(realpath "${1:-$ROOT/build}")
 PLUGIN_PKG=slurm-spank-ddp
 OLD_PKG=slurm-ddp  # the one package before the split
+LEFT_MARK=/var/lib/slurm-ddp-package-test.installed  # there while this test's packages are on the machine
 ARCH_LIBDIR=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 step() { printf '\n== [%3ss] %s\n' "$SECONDS" "$*"; }
@@ -64,6 +65,7 @@ cleanup() {
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $added >/dev/null
   fi
   rm -rf "$WORK"
+  rm -f "$LEFT_MARK"
   if ((rc == 0)); then
     printf '\n== [%3ss] PASS: the packages install, work from their installed files, and leave nothing behind\n' "$SECONDS"
   else
@@ -88,9 +90,23 @@ for deb in "$plugin_deb" "${runtime_debs[@]}"; do
   OURS+=("$(field "$deb" Package)")
 done
 echo "packages: ${OURS[*]}"
+# A run that was cut off (machine stopped, SIGKILL) before its cleanup leaves its packages behind,
+# with its mark: those it removes now. Packages installed any other way are someone's: never touched.
+if [ -f "$LEFT_MARK" ]; then
+  left=()
+  for p in "${OURS[@]}" "$OLD_PKG"; do is_installed "$p" && left+=("$p"); done
+  if ((${#left[@]})); then
+    echo "an earlier run of this test was cut off ($(cat "$LEFT_MARK")); purging what it installed: ${left[*]}"
+    dpkg --purge "${left[@]}" >"$WORK/left.log" 2>&1 || { cat "$WORK/left.log"; fail "dpkg --purge ${left[*]}"; }
+  fi
+  "$ROOT/tests/cluster/down.sh" >/dev/null 2>&1 || true
+  rm -f "$LEFT_MARK"
+fi
 for p in "${OURS[@]}" "$OLD_PKG"; do
-  ! is_installed "$p" ||
+  ! is_installed "$p" || {
+    OURS=()  # not ours to purge on the way out
     fail "$p is on this machine already; this test installs and removes the packages, so remove it first: dpkg --purge $p"
+  }
 done
 if ((have_runtime)); then
   ((${#runtime_debs[@]} == 4)) || fail "expected 4 packages beside the plugin's (runtime, -dev, trainer, preflight): ${runtime_debs[*]}"
@@ -279,6 +295,7 @@ install_debs() {
       { cat "$WORK/dpkg.log"; fail "installing $*"; }
   fi
 }
+echo "pid $$, $(date -u +%FT%TZ)" >"$LEFT_MARK"
 install_debs "$plugin_deb"
 [ "$(dpkg-query -W -f='${Status}' "$PLUGIN_PKG")" = "install ok installed" ] || { cat "$WORK/dpkg.log"; fail "not installed"; }
 for p in "${OURS[@]}"; do
