@@ -8,6 +8,7 @@
 
 #include "ddp/error.hpp"
 #include "rendezvous.hpp"
+#include "store_wedge.hpp"
 #include "torch_compat.hpp"
 
 namespace ddp::detail {
@@ -104,6 +105,9 @@ std::string PeerWatch::publish(const std::string& report) {
 }
 
 std::string PeerWatch::rank0_lost(const std::string& detail) const {
+  if (context_.rank == 0)
+    return "the rendezvous store this rank serves stopped answering (" + detail +
+           "): a client holds it with a request it never finished, or this process is starved";
   return "lost contact with rank 0 of " + std::to_string(context_.world_size) + " (on " +
          rank0_host_ + "), which serves the rendezvous store: it ended, was killed, or its node or " +
          "network failed (" + detail + ")";
@@ -152,10 +156,16 @@ void PeerWatch::guard() {
     wake_.wait_for(lock, options_.interval / 4, [this] { return guard_stop_; });
     if (guard_stop_) break;
     const auto since = request_since_.load();
-    if (!report_ && context_.rank != 0 && since != 0 &&
-        Clock::now() - Clock::time_point(Clock::duration(since)) >= store_timeout_) {
+    const auto pending = since == 0 ? Clock::duration(0)
+                                    : Clock::now() - Clock::time_point(Clock::duration(since));
+    if (!report_ && context_.rank != 0 && since != 0 && pending >= store_timeout_) {
       report_ = rank0_lost("no answer to a request within " + seconds_text(store_timeout_) + " s");
       report_at_ = Clock::now();
+    }
+    if (context_.rank == 0) {
+      lock.unlock();  // reads /proc: the other threads need not wait for it
+      unwedge_store(pending);
+      lock.lock();
     }
     const auto grace = explained_ ? options_.explained_grace : options_.exit_grace;
     if (report_ && grace.count() > 0 && Clock::now() - report_at_ >= grace) {
@@ -167,6 +177,34 @@ void PeerWatch::guard() {
       std::_Exit(EXIT_FAILURE);
     }
   }
+}
+
+// Rank 0's own request to its own store waits: the server is not answering anyone. If a
+// client's half-sent request holds it (store_wedge.hpp), drop that client well before the other
+// ranks' requests time out, so they find the silent ranks instead of blaming rank 0.
+void PeerWatch::unwedge_store(Clock::duration pending) {
+  const auto step = store_timeout_ / 8;
+  if (pending < step) {
+    suspects_.clear();
+    return;
+  }
+  const auto now = Clock::now();
+  if (!suspects_.empty() && now - suspects_at_ < step) return;
+  auto reads = store_reads(context_.master_port);
+  for (const auto& read : stuck_reads(suspects_, reads)) {
+    if (!drop_connection(read)) continue;
+    std::fprintf(stderr,
+                 "[rank 0/%d] warning: the rendezvous store this rank serves waited over %s s "
+                 "for the rest of a request from %s (its node or network failed mid-request); "
+                 "closed that connection so the store answers the other ranks again\n",
+                 context_.world_size,
+                 seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(pending))
+                     .c_str(),
+                 read.peer.c_str());
+    std::fflush(stderr);
+  }
+  suspects_ = std::move(reads);
+  suspects_at_ = now;
 }
 
 void PeerWatch::tick() {

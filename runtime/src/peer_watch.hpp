@@ -19,6 +19,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "ddp/context.hpp"
+#include "store_wedge.hpp"
 
 namespace ddp::detail {
 
@@ -68,6 +69,7 @@ class PeerWatch {
 
   void run();
   void guard();
+  void unwedge_store(std::chrono::steady_clock::duration pending);
   void tick();
   std::optional<std::string> census();
   std::vector<std::int64_t> beats();  // every other rank's beat counter now
@@ -104,6 +106,9 @@ class PeerWatch {
   std::chrono::steady_clock::time_point neighbour_moved_;
   std::vector<std::int64_t> silent_before_;  // a census the watch thread is taking, if not empty
   std::chrono::steady_clock::time_point silent_due_;
+  // Rank 0's guard: reads on the store's connections seen at suspects_at_ (store_wedge.hpp).
+  std::vector<StoreRead> suspects_;
+  std::chrono::steady_clock::time_point suspects_at_;
   std::thread thread_;
   std::thread guard_thread_;
 };

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -291,6 +293,51 @@ INSTANTIATE_TEST_SUITE_P(Gloo, LostRank,
                          ::testing::Values(std::make_tuple("kill", 2), std::make_tuple("stop", 2),
                                            std::make_tuple("leave", 2), std::make_tuple("kill", 0),
                                            std::make_tuple("stop", 0)));
+
+static bool stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && text.size() > paren + 2 && text[paren + 2] == 'T';
+}
+
+// A node that leaves the network halfway through sending a request to the store: LibTorch's
+// classic store server (1.13; 2.x without libuv, as Debian builds it) then waits for the rest
+// and answers nobody. Rank 0 must free its store from that client, so that the ranks name the
+// silent rank instead of blaming rank 0 (cluster.fault_node_lost met this when n2's link went
+// down between two segments).
+TEST(PeerWatch, AClientCutOffMidRequestDoesNotSilenceTheStore) {
+  const int port = free_port();
+  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "3"}};
+  std::vector<Worker> workers, lost;
+  for (int r = 0; r < 3; ++r)
+    (r == 2 ? lost : workers).push_back(spawn(r, 3, "127.0.0.1", port, {"lose", "stop", "2"}, env));
+  // The victim stops once the group has met: the watches run from then on.
+  for (int i = 0; i < 400 && !stopped(lost.front().pid); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(stopped(lost.front().pid));
+  const int half = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(half, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  // The first byte of a request (its type: GET on 1.13, COMPARE_SET on 2.x, both followed by a
+  // key), and never the rest.
+  const char type = 2;
+  ASSERT_EQ(send(half, &type, 1, 0), 1);
+  const auto results = collect(workers, 40);
+  close(half);
+  kill(lost.front().pid, SIGKILL);
+  collect(lost);
+  for (const auto& res : results) {
+    EXPECT_NE(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find("rank 2 of 3 (on "), std::string::npos) << res.output;
+    EXPECT_NE(res.output.find("stopped responding"), std::string::npos) << res.output;
+    EXPECT_EQ(res.output.find("serves the rendezvous store"), std::string::npos) << res.output;
+    EXPECT_EQ(res.output.find("store this rank serves stopped answering"), std::string::npos) << res.output;
+  }
+}
 
 TEST(PeerWatch, RanksEndingAtDifferentTimesAreNotLost) {
   const int port = free_port();
