@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <future>
 #include <memory>
@@ -20,7 +21,10 @@
 
 #include "torch_compat.hpp"
 #include "ddp/error.hpp"
+#include "contract_tally.hpp"
 #include "contract_views.hpp"
+#include "missing_ranks.hpp"
+#include "parse.hpp"
 #include "local_host.hpp"
 
 namespace ddp::detail {
@@ -127,29 +131,15 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   }
 }
 
-// Who is missing, and where the others are, for the time-out message.
-std::string missing_report(c10d::Store& store, const Context& c, std::chrono::milliseconds timeout) {
-  std::ostringstream missing, arrived;
-  for (int r = 0; r < c.world_size; ++r) {
-    if (store.check({arrival_key(r)})) {
-      const auto h = store.get(arrival_key(r));
-      arrived << (arrived.tellp() > 0 ? ", " : "") << r << " on " << std::string(h.begin(), h.end());
-    } else {
-      missing << (missing.tellp() > 0 ? ", " : "") << r;
-    }
-  }
-  return "rank(s) " + missing.str() + " of " + std::to_string(c.world_size) +
-         " never arrived at the rendezvous " + where(c) + " within " + seconds_text(timeout) +
-         " s (arrived: " + arrived.str() +
-         "). Check that every task started, and the job's output of the missing ones";
-}
-
 constexpr auto kGrace = std::chrono::seconds(3);
-constexpr auto kPoll = std::chrono::milliseconds(20);
 constexpr const char* kVerdictKey = "ddp/verdict";
-constexpr const char* kFailedKey = "ddp/failed";
+constexpr const char* kAckedKey = "ddp/acked";
+// The verdict's first word: every rank met and rank 0's view follows, or the rendezvous failed,
+// with how many tasks had arrived and the words every rank ends with.
+constexpr const char* kMet = "met ";
+constexpr const char* kFailed = "failed ";
 
-std::string view_key(std::int64_t slot) { return "ddp/view/" + std::to_string(slot); }
+std::string view_key(std::int64_t order) { return "ddp/view/" + std::to_string(order); }
 
 void set_text(c10d::Store& store, const std::string& key, const std::string& text) {
   store.set(key, std::vector<std::uint8_t>(text.begin(), text.end()));
@@ -160,23 +150,65 @@ std::string get_text(c10d::Store& store, const std::string& key) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-// Not rank 0: rank 0's verdict that the rendezvous failed, if it gave one, as this rank's error.
-void hear_failure(c10d::Store& store) {
-  if (!store.check({kFailedKey})) return;
-  // Read before acknowledging: rank 0 stops serving once every rank has acknowledged.
-  std::string verdict = get_text(store, kFailedKey);
-  store.add("ddp/acks", 1);
-  throw Error(verdict);
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Rank 0: the failure for every rank, in one key that every rank waits on, served until every
+// task that had arrived read it (or the grace ends): the last reader's acknowledgement sets a key
+// rank 0 waits on, so rank 0 neither polls nor leaves before the others heard why.
+void tell_everyone(c10d::Store& store, const std::string& report) {
+  const auto arrived = store.add(kArrivalsKey, 0);
+  set_text(store, kVerdictKey, kFailed + std::to_string(arrived) + "\n" + report);
+  if (arrived <= 1) return;
+  try {
+    store.wait({kAckedKey}, kGrace);
+  } catch (const std::exception&) {
+    // Some rank did not read it within the grace; it hears the store vanish and says so.
+  }
 }
 
-// Rank 0: the verdict for every rank, served until every rank that arrived has read it (or the
-// grace ends).
-void tell_everyone(c10d::Store& store, const std::string& report) {
-  set_text(store, kFailedKey, report);
-  const auto arrived = store.add("ddp/arrivals", 0);
-  const auto until = std::chrono::steady_clock::now() + kGrace;
-  while (store.add("ddp/acks", 0) < arrived - 1 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(kPoll);
+// Not rank 0: the failure as this rank's error, after acknowledging it. `verdict` starts kFailed.
+[[noreturn]] void hear_failure(c10d::Store& store, const std::string& verdict) {
+  const auto newline = verdict.find('\n');
+  const std::string report = newline == std::string::npos ? verdict : verdict.substr(newline + 1);
+  long long arrived = 0;
+  try {
+    arrived = std::stoll(verdict.substr(std::strlen(kFailed)));
+  } catch (const std::exception&) {
+  }
+  if (store.add("ddp/acks", 1) == arrived - 1) set_text(store, kAckedKey, "1");
+  throw Error(report);
+}
+
+// Rank 0 after the time-out: its first connection still has a wait pending at the server, whose
+// late answer (a rank arriving now) would be read as the answer to the next request; so the
+// report goes through a connection of its own.
+c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = c.master_port;
+  options.isServer = false;
+  options.numWorkers = static_cast<std::size_t>(c.world_size);
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  return compat::make_tcp_store(c.master_addr, options);
+}
+
+// Rank 0, once `world_size` tasks arrived: the verdict every rank waits for.
+void judge(c10d::Store& store, const RankView& mine) {
+  if (!tally_agrees(store, mine)) {
+    // Some check may fail: the views, read one by one, say which (only on a launch that is wrong).
+    const auto arrived = store.add(kArrivalsKey, 0);
+    std::vector<std::string> keys;
+    for (std::int64_t o = 1; o <= arrived; ++o) keys.push_back(view_key(o));
+    store.wait(keys, kGrace);  // the last tasks set their views right after counting themselves
+    std::vector<RankView> views;
+    for (const auto& key : keys)
+      if (const auto v = decode_view(get_text(store, key))) views.push_back(*v);
+    if (const auto problem = contract_disagreement(views)) {
+      tell_everyone(store, *problem);
+      throw Error(*problem);
+    }
+  }
+  set_text(store, kVerdictKey, kMet + encode_view(mine));
 }
 
 }  // namespace
@@ -189,11 +221,13 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
+// Each rank makes a constant number of requests and waits on keys instead of polling: the store
+// answers a wait when the key is set, so R waiting ranks cost the server nothing until then. Rank
+// 0 waits for the view of the WORLD_SIZE-th task to arrive, judges the tallies, and sets one
+// verdict key that every other rank waits on; on a time-out it finds the missing ranks itself
+// and puts the report there too.
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::milliseconds timeout) {
   auto store = connect(c, timeout);
-  // Rank 0 serves the store and decides the time-out; the others wait a little longer so that
-  // they hear its verdict (which ranks are missing) instead of only seeing the store vanish.
-  const auto deadline = std::chrono::steady_clock::now() + timeout + (c.rank == 0 ? 0s : kGrace);
   const std::string host = this_host(c);
   const RankView mine = view_of(c, host);
   try {
@@ -206,42 +240,39 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     throw no_answer(c, host, timeout, compat::message_of(e));
   }
   try {
-    // A slot per arriving task, not per RANK: two tasks that claim one RANK both leave a view.
-    const auto slot = store->add("ddp/slots", 1);
-    set_text(*store, view_key(slot), encode_view(mine));
-    store->add("ddp/arrivals", 1);
-    while (store->add("ddp/arrivals", 0) < c.world_size) {
-      if (c.rank != 0) hear_failure(*store);
-      if (std::chrono::steady_clock::now() >= deadline) {
-        const std::string report = missing_report(*store, c, timeout);
-        if (c.rank == 0) tell_everyone(*store, report);
+    tally_view(*store, mine);
+    // An order per arriving task, not per RANK: two tasks that claim one RANK both leave a view.
+    const auto order = store->add(kArrivalsKey, 1);
+    set_text(*store, view_key(order), encode_view(mine));
+    if (c.rank == 0) {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        store->wait({view_key(c.world_size)}, timeout);
+      } catch (const std::exception&) {
+        if (std::chrono::steady_clock::now() - start < timeout - kGrace / 30) throw;  // not a time-out
+        auto second = second_connection(c, timeout);
+        const std::string report = missing_report(*second, c, where(c), timeout);
+        tell_everyone(*second, report);
         throw Error(report);
       }
-      std::this_thread::sleep_for(kPoll);
-    }
-    if (c.rank == 0) {
-      std::vector<RankView> views;
-      const auto slots = store->add("ddp/slots", 0);
-      for (std::int64_t s = 1; s <= slots; ++s)
-        if (const auto v = decode_view(get_text(*store, view_key(s)))) views.push_back(*v);
-      if (const auto problem = contract_disagreement(views)) {
-        tell_everyone(*store, *problem);
-        throw Error(*problem);
-      }
-      set_text(*store, kVerdictKey, encode_view(mine));
+      judge(*store, mine);
     } else {
-      for (;;) {
-        hear_failure(*store);
-        if (store->check({kVerdictKey})) break;
-        if (std::chrono::steady_clock::now() >= deadline)
-          throw Error("rank " + std::to_string(c.rank) + " on " + host +
-                      ": every rank arrived at the rendezvous " + where(c) + ", but rank 0 gave no "
-                      "verdict within " + seconds_text(timeout) + " s; rank 0 probably stopped");
-        std::this_thread::sleep_for(kPoll);
+      // Rank 0 gives its verdict at its time-out at the latest; the grace lets it be heard.
+      std::string verdict;
+      try {
+        store->wait({kVerdictKey}, timeout + kGrace);
+        verdict = get_text(*store, kVerdictKey);
+      } catch (const std::exception& e) {
+        throw Error("rank " + std::to_string(c.rank) + " on " + host + " arrived at the rendezvous " +
+                    where(c) + ", but rank 0 gave no verdict within " +
+                    seconds_text(timeout + kGrace) + " s (" + compat::message_of(e) +
+                    "); rank 0 probably stopped");
       }
-      // Rank 0 compared the views it saw; one that arrived after its count was complete (this
+      if (starts_with(verdict, kFailed)) hear_failure(*store, verdict);
+      // Rank 0 compared the tasks it counted; one that arrived after its count was complete (this
       // rank counts to another WORLD_SIZE) is compared here.
-      if (const auto first = decode_view(get_text(*store, kVerdictKey)))
+      if (!starts_with(verdict, kMet)) throw Error("rank 0's rendezvous verdict is unreadable: " + plan::quoted(verdict));
+      if (const auto first = decode_view(verdict.substr(std::strlen(kMet))))
         if (const auto problem = step_difference(*first, mine)) throw Error(*problem);
     }
   } catch (const Error&) {
@@ -354,12 +385,10 @@ std::string Rendezvous::broadcast(const std::string& text, std::chrono::millisec
 void Rendezvous::finish(std::chrono::milliseconds timeout) {
   auto& store = *native_->store;
   try {
-    store.add("ddp/finished", 1);
+    // The last rank to finish says so once; rank 0 waits on that key instead of polling a count.
+    if (store.add("ddp/finished", 1) == context_.world_size) set_text(store, "ddp/all_finished", "1");
     if (context_.rank != 0) return;
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (store.add("ddp/finished", 0) < context_.world_size &&
-           std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(detail::kPoll);
+    store.wait({"ddp/all_finished"}, timeout);
   } catch (const std::exception&) {
     // Leaving anyway: rank 0 is gone, or the others are; there is nobody left to wait for.
   }

@@ -18,6 +18,9 @@ std::string seconds_text(std::chrono::milliseconds d);
 // The store key under which each rank leaves the name of its node on arrival.
 std::string arrival_key(int rank);
 
+// The count of tasks that arrived (every task adds one, two that claim one RANK included).
+inline constexpr const char* kArrivalsKey = "ddp/arrivals";
+
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
                                            std::chrono::milliseconds timeout);
 

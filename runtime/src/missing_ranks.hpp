@@ -1,0 +1,22 @@
+// Rank 0's words for a rendezvous that timed out: which ranks never came and on which nodes, in a
+// number of requests and bytes that does not grow with the world. Rank 0 says it once, in the
+// store, and every other rank repeats it: no rank asks about every other rank.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "ddp/context.hpp"
+
+namespace ddp::detail {
+
+// The ranks named: the first plan::kMaxNamedRanks missing, found by halving the ranks with one
+// multi-key check per half (a few dozen requests among 8,192 ranks); the node each would run on,
+// by the launch layout (NODE_RANK = RANK / LOCAL_WORLD_SIZE, as spank_ddp and torchrun place
+// ranks) and the name a rank of that node left; the others counted.
+std::string missing_report(c10d::Store& store, const Context& c, const std::string& where,
+                           std::chrono::milliseconds timeout);
+
+}  // namespace ddp::detail
