@@ -31,8 +31,8 @@ void find_missing(c10d::Store& store, int first, int end, std::size_t limit, std
 }
 
 std::string node_of(c10d::Store& store, const Context& c, int rank) {
-  if (c.local_world_size < 1 || c.world_size % c.local_world_size != 0) return "an unknown node";
-  const int node = rank / c.local_world_size;
+  // Rank 0 runs on the first node, which a block layout fills: its LOCAL_WORLD_SIZE is the count.
+  const int node = rank / std::max(1, c.local_world_size);
   const std::string key = node_host_key(node);
   if (store.check({key})) {
     const auto host = store.get(key);

@@ -14,8 +14,9 @@ namespace ddp::detail {
 
 // The ranks named: the first plan::kMaxNamedRanks missing, found by halving the ranks with one
 // multi-key check per half (a few dozen requests among 8,192 ranks); the node each would run on,
-// by the launch layout (NODE_RANK = RANK / LOCAL_WORLD_SIZE, as spank_ddp and torchrun place
-// ranks) and the name a rank of that node left; the others counted.
+// by the launch layout (NODE_RANK = RANK / rank 0's LOCAL_WORLD_SIZE: spank_ddp and torchrun
+// fill nodes in order) and the name a rank of that node left, or its NODE_RANK when none came; the
+// others counted.
 std::string missing_report(c10d::Store& store, const Context& c, const std::string& where,
                            std::chrono::milliseconds timeout);
 

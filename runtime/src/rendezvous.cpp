@@ -23,6 +23,7 @@
 #include "ddp/error.hpp"
 #include "contract_tally.hpp"
 #include "contract_views.hpp"
+#include "fd_limit.hpp"
 #include "missing_ranks.hpp"
 #include "parse.hpp"
 #include "local_host.hpp"
@@ -110,6 +111,9 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.numWorkers = static_cast<std::size_t>(c.world_size);
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
+  if (c.rank == 0)
+    ensure_open_files(static_cast<std::uint64_t>(c.world_size) * compat::kStoreConnectionsPerClient + 64,
+                      "rank 0 serving the rendezvous of " + std::to_string(c.world_size) + " ranks");
   try {
     if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
     return connect_client(c, options, timeout);
@@ -133,9 +137,9 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
 
 constexpr auto kGrace = std::chrono::seconds(3);
 constexpr const char* kVerdictKey = "ddp/verdict";
-constexpr const char* kAckedKey = "ddp/acked";
-// The verdict's first word: every rank met and rank 0's view follows, or the rendezvous failed,
-// with how many tasks had arrived and the words every rank ends with.
+constexpr const char* kAcksKey = "ddp/acks";
+// The verdict's first word: every rank met and rank 0's view follows, or the rendezvous failed
+// and the words every rank ends with follow.
 constexpr const char* kMet = "met ";
 constexpr const char* kFailed = "failed ";
 
@@ -153,30 +157,27 @@ std::string get_text(c10d::Store& store, const std::string& key) {
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Rank 0: the failure for every rank, in one key that every rank waits on, served until every
-// task that had arrived read it (or the grace ends): the last reader's acknowledgement sets a key
-// rank 0 waits on, so rank 0 neither polls nor leaves before the others heard why.
+// task that had arrived acknowledged it, or until acknowledgements stop coming for the grace (a
+// rank that arrived and died since): thousands of ranks may take longer than any constant to
+// read it, and none of them should see the store vanish instead. Only rank 0 counts, a few times a
+// second; the others wait on the key.
 void tell_everyone(c10d::Store& store, const std::string& report) {
   const auto arrived = store.add(kArrivalsKey, 0);
-  set_text(store, kVerdictKey, kFailed + std::to_string(arrived) + "\n" + report);
-  if (arrived <= 1) return;
-  try {
-    store.wait({kAckedKey}, kGrace);
-  } catch (const std::exception&) {
-    // Some rank did not read it within the grace; it hears the store vanish and says so.
+  set_text(store, kVerdictKey, kFailed + report);
+  auto acked = store.add(kAcksKey, 0);
+  auto progress = std::chrono::steady_clock::now();
+  while (acked < arrived - 1 && std::chrono::steady_clock::now() - progress < kGrace) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = store.add(kAcksKey, 0);
+    if (now > acked) progress = std::chrono::steady_clock::now();
+    acked = now;
   }
 }
 
 // Not rank 0: the failure as this rank's error, after acknowledging it. `verdict` starts kFailed.
 [[noreturn]] void hear_failure(c10d::Store& store, const std::string& verdict) {
-  const auto newline = verdict.find('\n');
-  const std::string report = newline == std::string::npos ? verdict : verdict.substr(newline + 1);
-  long long arrived = 0;
-  try {
-    arrived = std::stoll(verdict.substr(std::strlen(kFailed)));
-  } catch (const std::exception&) {
-  }
-  if (store.add("ddp/acks", 1) == arrived - 1) set_text(store, kAckedKey, "1");
-  throw Error(report);
+  store.add(kAcksKey, 1);
+  throw Error(verdict.substr(std::strlen(kFailed)));
 }
 
 // Rank 0 after the time-out: its first connection still has a wait pending at the server, whose
@@ -260,8 +261,10 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
       // Rank 0 gives its verdict at its time-out at the latest; the grace lets it be heard.
       std::string verdict;
       try {
-        store->wait({kVerdictKey}, timeout + kGrace);
+        // get() waits for the key for the store's time-out, then reads it: one wait, no polling.
+        store->setTimeout(timeout + kGrace);
         verdict = get_text(*store, kVerdictKey);
+        store->setTimeout(timeout);
       } catch (const std::exception& e) {
         throw Error("rank " + std::to_string(c.rank) + " on " + host + " arrived at the rendezvous " +
                     where(c) + ", but rank 0 gave no verdict within " +

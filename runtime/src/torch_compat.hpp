@@ -77,6 +77,14 @@ inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
+// The connections a TCPStore client opens to the server: before 2.1 a second one served
+// watchKey's callbacks, and every client opened it.
+#if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 1)
+inline constexpr int kStoreConnectionsPerClient = 2;
+#else
+inline constexpr int kStoreConnectionsPerClient = 1;
+#endif
+
 // NCCL's communicators are ended by hand since PyTorch 2.4 (destroy_process_group() calls these
 // in Python): a ProcessGroupNCCL destroyed without shutdown() or abort() warns "destroy_process_group()
 // was not called before program exit" and ends them itself. Gloo keeps no such state; 1.13-2.3
