@@ -1,0 +1,303 @@
+// libddp's rendezvous at scale, on one machine: the real ddp::Rendezvous::meet for every rank,
+// rank 0 in a process of its own (its TCPStore server, as in a job), every other rank a thread
+// of this process (a light client: the same rendezvous code, no model, no backend), on loopback.
+// Simulated ranks sit 8 to a node named n0, n1, ... It measures, for one world size:
+//   - rendezvous_s: from starting rank 0 and the ranks until every rank's meet() returned;
+//   - rank0_fds: rank 0's open descriptors once it has met every rank;
+//   - with --missing RANK, that rank (and the next --missing-count - 1) never comes instead: every
+//     rank must end with one and the same error naming the first 8 missing with their nodes, and
+//     error_bytes_per_rank is the longest of those texts.
+// Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
+// for speed: bench/scale.sh judges the numbers), 2 when this machine cannot run that many.
+//
+//   ddp-rendezvous-sim --ranks R [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ddp/context.hpp"
+#include "ddp/error.hpp"
+#include "ddp/rendezvous.hpp"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kRanksPerNode = 8;
+
+struct Options {
+  int ranks = 64, missing = -1, missing_count = 1, port = 0;
+  double timeout_s = 60;
+  bool rank0 = false;  // this process is rank 0 (started by the harness)
+};
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+[[noreturn]] void cannot(const std::string& why) {
+  std::fprintf(stderr, "ddp-rendezvous-sim: %s\n", why.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--rank0") { o.rank0 = true; continue; }
+    if (v == nullptr) cannot("usage: ddp-rendezvous-sim --ranks R [--missing RANK] [--timeout S] [--port P]");
+    if (a == "--ranks") o.ranks = std::atoi(v);
+    else if (a == "--missing") o.missing = std::atoi(v);
+    else if (a == "--missing-count") o.missing_count = std::atoi(v);
+    else if (a == "--timeout") o.timeout_s = std::atof(v);
+    else if (a == "--port") o.port = std::atoi(v);
+    else cannot("unknown option " + a);
+    ++i;
+  }
+  if (o.ranks < 2 || o.missing == 0 || o.missing_count < 1 || o.missing + o.missing_count > o.ranks ||
+      o.timeout_s <= 0)
+    cannot("--ranks must be at least 2, --missing one of ranks 1..R-1 (and the --missing-count from "
+           "there too), --timeout positive");
+  return o;
+}
+
+ddp::Context context_of(const Options& o, int rank) {
+  ddp::Context c;
+  c.rank = rank;
+  c.world_size = o.ranks;
+  c.node_rank = rank / kRanksPerNode;
+  c.local_rank = rank % kRanksPerNode;
+  c.nodes = (o.ranks + kRanksPerNode - 1) / kRanksPerNode;
+  // The last node holds the rest when the world is not a multiple of 8.
+  c.local_world_size = std::min(kRanksPerNode, o.ranks - c.node_rank * kRanksPerNode);
+  c.master_addr = "127.0.0.1";
+  c.master_port = static_cast<std::uint16_t>(o.port);
+  c.hostname_hint = "n" + std::to_string(c.node_rank);
+  return c;
+}
+
+std::chrono::milliseconds timeout_of(const Options& o) {
+  return std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+}
+
+int open_descriptors() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+    --n;  // the directory's own
+  }
+  return n;
+}
+
+// Rank 0: meets, says how it went on stdout, and serves the store until the harness closes stdin
+// (the other ranks still read the verdict after rank 0's meet() returned).
+int run_rank0(const Options& o) {
+  std::string line;
+  std::printf("up\n");  // LibTorch is loaded: the clock starts now
+  std::fflush(stdout);
+  try {
+    auto r = ddp::Rendezvous::meet(context_of(o, 0), timeout_of(o));
+    rusage used{};
+    getrusage(RUSAGE_SELF, &used);
+    char cpu[32];
+    std::snprintf(cpu, sizeof cpu, "%.2f", used.ru_utime.tv_sec + used.ru_stime.tv_sec +
+                                               (used.ru_utime.tv_usec + used.ru_stime.tv_usec) / 1e6);
+    line = "met fds=" + std::to_string(open_descriptors()) + " cpu=" + cpu;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    char c;
+    while (read(STDIN_FILENO, &c, 1) > 0) {
+    }
+    _exit(0);  // the store's threads need no orderly end here
+  } catch (const ddp::Error& e) {
+    std::printf("error %s\n", e.what());
+    std::fflush(stdout);
+    char c;
+    while (read(STDIN_FILENO, &c, 1) > 0) {
+    }
+    _exit(0);
+  }
+}
+
+// A port nobody uses now, for rank 0's store.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// The store's connections (two per rank on LibTorch 1.13) live in this process and in rank 0's:
+// both need about 2 descriptors per rank. The hard limit is the most a process may raise itself to.
+void raise_open_files(int ranks) {
+  const rlim_t needed = static_cast<rlim_t>(ranks) * 2 + 256;
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
+    cannot("simulating " + std::to_string(ranks) + " ranks needs about " + std::to_string(needed) +
+           " open files per process, but the hard limit is " + std::to_string(limit.rlim_max) +
+           ": raise it (ulimit -Hn " + std::to_string(needed) + " as root, or nofile in "
+           "/etc/security/limits.conf) or simulate fewer ranks");
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) cannot(std::string("setrlimit: ") + std::strerror(errno));
+}
+
+struct Rank {
+  const Options* options = nullptr;
+  int rank = 0;
+  std::shared_ptr<ddp::Rendezvous> met;  // kept: its store connection stays open until the end
+  std::string error;
+  bool failed = false;
+  double done_at = 0;
+};
+
+Clock::time_point g_start;
+
+void* run_rank(void* arg) {
+  auto* r = static_cast<Rank*>(arg);
+  try {
+    r->met = ddp::Rendezvous::meet(context_of(*r->options, r->rank), timeout_of(*r->options));
+  } catch (const ddp::Error& e) {
+    r->failed = true;
+    r->error = e.what();
+  } catch (const std::exception& e) {
+    r->failed = true;
+    r->error = std::string("not a ddp::Error: ") + e.what();
+  }
+  r->done_at = since(g_start);
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  if (o.rank0) return run_rank0(o);
+  raise_open_files(o.ranks);
+  if (o.port == 0) o.port = free_port();
+
+  // Rank 0 in its own process, its stdout and stdin piped to this one.
+  int out[2], in[2];
+  if (pipe(out) != 0 || pipe(in) != 0) cannot("pipe failed");
+  const std::string ranks = std::to_string(o.ranks), port = std::to_string(o.port),
+                    timeout = std::to_string(o.timeout_s);
+  std::vector<std::string> args{"/proc/self/exe", "--rank0", "--ranks", ranks, "--port", port, "--timeout", timeout};
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addclose(&actions, in[1]);
+  pid_t rank0 = 0;
+  if (posix_spawn(&rank0, "/proc/self/exe", &actions, nullptr, argp.data(), environ) != 0)
+    cannot("could not start rank 0");
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(in[0]);
+  // Rank 0's lines: "up" once its program is loaded, then "met fds=N" or "error TEXT".
+  std::string said;
+  const auto read_line = [&] {
+    std::string line;
+    for (char c; read(out[0], &c, 1) == 1 && c != '\n';) line += c;
+    return line;
+  };
+  if (read_line() != "up") cannot("rank 0 did not start");
+  g_start = Clock::now();
+
+  // Every other rank a thread with a small stack: thousands of them.
+  std::vector<Rank> all(static_cast<std::size_t>(o.ranks));
+  std::vector<pthread_t> threads;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  for (int r = 1; r < o.ranks; ++r) {
+    if (o.missing > 0 && r >= o.missing && r < o.missing + o.missing_count) continue;
+    Rank& rank = all[static_cast<std::size_t>(r)];
+    rank.options = &o;
+    rank.rank = r;
+    pthread_t t;
+    if (pthread_create(&t, &attr, run_rank, &rank) != 0)
+      cannot("could not start the thread of rank " + std::to_string(r) + ": " + std::strerror(errno) +
+             " (ulimit -u, or memory)");
+    threads.push_back(t);
+  }
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  const double all_done = since(g_start);
+
+  said = read_line();
+  std::vector<std::string> problems;
+  std::size_t failed = 0, longest = said.rfind("error ", 0) == 0 ? said.size() - 6 : 0;
+  for (const Rank& r : all) {
+    if (r.options == nullptr) continue;
+    if (r.failed) {
+      ++failed;
+      longest = std::max(longest, r.error.size());
+    }
+  }
+  std::printf("ranks=%d", o.ranks);
+  if (o.missing < 0) {
+    if (said.rfind("met fds=", 0) != 0) problems.push_back("rank 0: " + said);
+    for (const Rank& r : all)
+      if (r.options != nullptr && r.failed && problems.size() < 3)
+        problems.push_back("rank " + std::to_string(r.rank) + ": " + r.error);
+    // "met fds=N cpu=S": rank 0's descriptors and the CPU seconds it (its store) spent.
+    std::string fds = "?", cpu = "?";
+    if (said.rfind("met fds=", 0) == 0) {
+      const auto space = said.find(" cpu=");
+      fds = said.substr(8, space - 8);
+      if (space != std::string::npos) cpu = said.substr(space + 5);
+    }
+    std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_cpu_s=%s", all_done, fds.c_str(), cpu.c_str());
+  } else {
+    // Every rank ends with rank 0's words, which name the missing rank.
+    const std::string verdict = said.rfind("error ", 0) == 0 ? said.substr(6) : "";
+    if (verdict.empty()) problems.push_back("rank 0 did not fail: " + said);
+    // The first 8 missing named ("rank(s) 155-162 and 12 more of 300"), each with its node.
+    const int named = std::min(o.missing_count, 8);
+    std::string list = std::to_string(o.missing);
+    if (named > 1) list += "-" + std::to_string(o.missing + named - 1);
+    if (o.missing_count > named) list += " and " + std::to_string(o.missing_count - named) + " more";
+    const std::string last = std::to_string(o.missing + named - 1);
+    if (verdict.find("rank(s) " + list + " of " + ranks + " never arrived") == std::string::npos ||
+        (verdict.find(" rank " + last + ";") == std::string::npos &&
+         verdict.find("-" + last + ";") == std::string::npos))
+      problems.push_back("rank 0's words do not name ranks " + list + ": " + verdict);
+    for (const Rank& r : all)
+      if (r.options != nullptr && r.error != verdict && problems.size() < 3)
+        problems.push_back("rank " + std::to_string(r.rank) + " ended otherwise than rank 0: " +
+                           (r.failed ? r.error : "it met"));
+    std::printf(" missing=%d failed_s=%.2f error_bytes_per_rank=%zu ranks_failed=%zu", o.missing, all_done,
+                longest, failed + (verdict.empty() ? 0 : 1));
+  }
+  std::printf("\n");
+  if (o.missing >= 0) std::fprintf(stderr, "rank 0 said: %s\n", said.c_str());
+  for (const auto& p : problems) std::fprintf(stderr, "FAIL: %s\n", p.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Ends without destroying thousands of stores one by one (each joins its threads); rank 0
+  // reads the end of its stdin and ends too.
+  _exit(problems.empty() ? 0 : 1);
+}

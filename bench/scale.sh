@@ -1,0 +1,65 @@
+#!/bin/bash
+# libddp's rendezvous from 64 to 8,192 ranks on this machine: the real Rendezvous::meet of every
+# rank, rank 0 (its TCPStore server) in a process of its own and the others threads of one process
+# (bench/rendezvous_sim.cpp), 8 to a simulated node. For each world size it prints the time to a
+# completed rendezvous, rank 0's open descriptors and CPU seconds, and the bytes of error text per
+# rank when one rank never comes (the rendezvous then waits its time-out: here a few times the
+# time a complete one took); last the growth exponent of the rendezvous time from 512 ranks to
+# the largest. Exits 1 when a goal is missed:
+#   8,192 ranks meet within 10 s; the error text of one missing rank among 8,192 is under 2 KB on
+#   every rank; the time grows no faster than R log R from 512 ranks on; rank 0 holds at most
+#   R + 64 descriptors.
+#
+#   bench/scale.sh [MAX_RANKS] [BUILD_DIR]      (default: 8192, build)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MAX=${1:-8192}
+BUILD=${2:-$ROOT/build}
+SIM=$BUILD/bench/ddp-rendezvous-sim
+PY=${PYTHON:-/usr/bin/python3}
+[ -x "$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim" >&2; exit 2; }
+# Thousands of threads: small stacks (glibc sizes a thread's stack by this limit). The simulator
+# raises its open-file limit to the hard limit itself, and says what to raise when that is too low.
+ulimit -s 512
+ERRORS=$(mktemp)
+trap 'rm -f "$ERRORS"' EXIT
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+declare -A seconds
+missed=()
+largest=0
+for R in 64 512 4096 8192; do
+  [ "$R" -le "$MAX" ] || continue
+  met=$("$SIM" --ranks "$R" 2>"$ERRORS") || { cat "$ERRORS" >&2; echo "FAIL: the rendezvous of $R ranks: $met" >&2; exit 1; }
+  t=$(field rendezvous_s "$met")
+  fds=$(field rank0_fds "$met")
+  cpu=$(field rank0_cpu_s "$met")
+  wait_s=$("$PY" -c "import math,sys; print(max(5, math.ceil(3 * float(sys.argv[1]) + 3)))" "$t")
+  missing=$((R / 2 + 3))
+  failed=$("$SIM" --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
+    { cat "$ERRORS" >&2; echo "FAIL: $R ranks, rank $missing missing: $failed" >&2; exit 1; }
+  bytes=$(field error_bytes_per_rank "$failed")
+  echo "ranks=$R rendezvous_s=$t rank0_fds=$fds error_bytes_per_rank=$bytes rank0_cpu_s=$cpu missing_rank_timeout_s=$wait_s"
+  seconds[$R]=$t
+  largest=$R
+  [ "$fds" -le $((R + 64)) ] || missed+=("rank 0 holds $fds descriptors at $R ranks, more than R + 64 = $((R + 64))")
+  if [ "$R" -eq 8192 ]; then
+    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 10)" "$t" || missed+=("8192 ranks took $t s to meet, more than 10 s")
+    [ "$bytes" -lt 2048 ] || missed+=("the error text of one missing rank among 8192 is $bytes bytes, not under 2 KB")
+  fi
+done
+if [ "$largest" -gt 512 ]; then
+  # R log R from 512 to the largest R has the exponent log(R2 log R2 / (R1 log R1)) / log(R2 / R1).
+  read -r exponent bound < <("$PY" -c '
+import math, sys
+r1, t1, r2, t2 = 512, float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+ratio = math.log(r2 / r1)
+print("%.2f %.2f" % (math.log(max(t2, 1e-3) / max(t1, 1e-3)) / ratio,
+                     math.log(r2 * math.log(r2) / (r1 * math.log(r1))) / ratio))' "${seconds[512]}" "$largest" "${seconds[$largest]}")
+  echo "growth exponent of rendezvous_s from 512 to $largest ranks: $exponent (R log R: $bound)"
+  "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$exponent" "$bound" ||
+    missed+=("the rendezvous time grows with exponent $exponent from 512 to $largest ranks, faster than R log R ($bound)")
+fi
+for m in "${missed[@]}"; do echo "GOAL MISSED: $m"; done
+[ ${#missed[@]} -eq 0 ]
