@@ -1,6 +1,7 @@
 // libddp's rendezvous at scale, on one machine: the real ddp::Rendezvous::meet for every rank,
 // rank 0 in a process of its own (its TCPStore server, as in a job), every other rank a thread
-// of this process (a light client: the same rendezvous code, no model, no backend), on loopback.
+// (a light client: the same rendezvous code, no model, no backend) of as few processes as the
+// open-file limit allows, on loopback.
 // Simulated ranks sit 8 to a node named n0, n1, ... It measures, for one world size:
 //   - rendezvous_s: from starting rank 0 and the ranks until every rank's meet() returned;
 //   - rank0_fds: rank 0's open descriptors once it has met every rank;
@@ -44,6 +45,7 @@ struct Options {
   int ranks = 64, missing = -1, missing_count = 1, port = 0;
   double timeout_s = 60;
   bool rank0 = false;  // this process is rank 0 (started by the harness)
+  int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
 };
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -59,6 +61,12 @@ Options parse(int argc, char** argv) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--rank0") { o.rank0 = true; continue; }
+    if (a == "--clients" && i + 2 < argc) {
+      o.clients_first = std::atoi(argv[i + 1]);
+      o.clients_end = std::atoi(argv[i + 2]);
+      i += 2;
+      continue;
+    }
     if (v == nullptr) cannot("usage: ddp-rendezvous-sim --ranks R [--missing RANK] [--timeout S] [--port P]");
     if (a == "--ranks") o.ranks = std::atoi(v);
     else if (a == "--missing") o.missing = std::atoi(v);
@@ -147,19 +155,25 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// The store's connections (two per rank on LibTorch 1.13) live in this process and in rank 0's:
-// both need about 2 descriptors per rank. The hard limit is the most a process may raise itself to.
-void raise_open_files(int ranks) {
-  const rlim_t needed = static_cast<rlim_t>(ranks) * 2 + 256;
+// Rank 0 holds about 2 descriptors per rank (LibTorch 1.13's clients open two connections each;
+// libddp raises rank 0's limit itself and names the fix when it cannot), and a process of
+// simulated ranks about 4 per rank (both connections, and the pipe of the thread that serves the
+// second). The hard limit is the most a process may raise itself to: it decides how many
+// processes the simulated ranks need.
+int ranks_per_process(int ranks) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
-    cannot("simulating " + std::to_string(ranks) + " ranks needs about " + std::to_string(needed) +
-           " open files per process, but the hard limit is " + std::to_string(limit.rlim_max) +
-           ": raise it (ulimit -Hn " + std::to_string(needed) + " as root, or nofile in "
-           "/etc/security/limits.conf) or simulate fewer ranks");
-  limit.rlim_cur = limit.rlim_max;
+  const rlim_t hard = limit.rlim_max;
+  const rlim_t rank0_needs = static_cast<rlim_t>(ranks) * 2 + 64;
+  if (hard != RLIM_INFINITY && hard < rank0_needs)
+    cannot("rank 0 of " + std::to_string(ranks) + " ranks needs about " + std::to_string(rank0_needs) +
+           " open files, but the hard limit is " + std::to_string(hard) + ": raise it (ulimit -Hn " +
+           std::to_string(rank0_needs) + " as root, or nofile in /etc/security/limits.conf) or "
+           "simulate fewer ranks");
+  limit.rlim_cur = hard;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) cannot(std::string("setrlimit: ") + std::strerror(errno));
+  if (hard == RLIM_INFINITY || hard > (1u << 20)) return ranks;
+  return std::max<int>(1, static_cast<int>((hard - 256) / 4));
 }
 
 struct Rank {
@@ -168,10 +182,7 @@ struct Rank {
   std::shared_ptr<ddp::Rendezvous> met;  // kept: its store connection stays open until the end
   std::string error;
   bool failed = false;
-  double done_at = 0;
 };
-
-Clock::time_point g_start;
 
 void* run_rank(void* arg) {
   auto* r = static_cast<Rank*>(arg);
@@ -184,58 +195,29 @@ void* run_rank(void* arg) {
     r->failed = true;
     r->error = std::string("not a ddp::Error: ") + e.what();
   }
-  r->done_at = since(g_start);
   return nullptr;
 }
 
-}  // namespace
+bool is_missing(const Options& o, int r) {
+  return o.missing > 0 && r >= o.missing && r < o.missing + o.missing_count;
+}
 
-int main(int argc, char** argv) {
-  Options o = parse(argc, argv);
-  if (o.rank0) return run_rank0(o);
-  raise_open_files(o.ranks);
-  if (o.port == 0) o.port = free_port();
-
-  // Rank 0 in its own process, its stdout and stdin piped to this one.
-  int out[2], in[2];
-  if (pipe(out) != 0 || pipe(in) != 0) cannot("pipe failed");
-  const std::string ranks = std::to_string(o.ranks), port = std::to_string(o.port),
-                    timeout = std::to_string(o.timeout_s);
-  std::vector<std::string> args{"/proc/self/exe", "--rank0", "--ranks", ranks, "--port", port, "--timeout", timeout};
-  std::vector<char*> argp;
-  for (auto& a : args) argp.push_back(a.data());
-  argp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addclose(&actions, in[1]);
-  pid_t rank0 = 0;
-  if (posix_spawn(&rank0, "/proc/self/exe", &actions, nullptr, argp.data(), environ) != 0)
-    cannot("could not start rank 0");
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  close(in[0]);
-  // Rank 0's lines: "up" once its program is loaded, then "met fds=N" or "error TEXT".
-  std::string said;
-  const auto read_line = [&] {
-    std::string line;
-    for (char c; read(out[0], &c, 1) == 1 && c != '\n';) line += c;
-    return line;
-  };
-  if (read_line() != "up") cannot("rank 0 did not start");
-  g_start = Clock::now();
-
-  // Every other rank a thread with a small stack: thousands of them.
-  std::vector<Rank> all(static_cast<std::size_t>(o.ranks));
+// A process of simulated ranks [first, end): each a thread with a small stack. Says how they
+// ended on stdout: "ranks met=M failed=F longest=L", then each different error ("error TEXT", at
+// most 3), then "end".
+int run_clients(const Options& o, int first, int end) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  std::vector<Rank> all(static_cast<std::size_t>(end - first));
   std::vector<pthread_t> threads;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  for (int r = 1; r < o.ranks; ++r) {
-    if (o.missing > 0 && r >= o.missing && r < o.missing + o.missing_count) continue;
-    Rank& rank = all[static_cast<std::size_t>(r)];
+  for (int r = first; r < end; ++r) {
+    if (is_missing(o, r)) continue;
+    Rank& rank = all[static_cast<std::size_t>(r - first)];
     rank.options = &o;
     rank.rank = r;
     pthread_t t;
@@ -245,24 +227,115 @@ int main(int argc, char** argv) {
     threads.push_back(t);
   }
   for (pthread_t t : threads) pthread_join(t, nullptr);
-  const double all_done = since(g_start);
-
-  said = read_line();
-  std::vector<std::string> problems;
-  std::size_t failed = 0, longest = said.rfind("error ", 0) == 0 ? said.size() - 6 : 0;
+  std::size_t met = 0, failed = 0, longest = 0;
+  std::vector<std::string> errors;
   for (const Rank& r : all) {
     if (r.options == nullptr) continue;
-    if (r.failed) {
-      ++failed;
-      longest = std::max(longest, r.error.size());
+    if (!r.failed) {
+      ++met;
+      continue;
+    }
+    ++failed;
+    longest = std::max(longest, r.error.size());
+    if (errors.size() < 3 && std::find(errors.begin(), errors.end(), r.error) == errors.end())
+      errors.push_back(r.error);
+  }
+  std::printf("ranks met=%zu failed=%zu longest=%zu\n", met, failed, longest);
+  for (const auto& e : errors) std::printf("error %s\n", e.c_str());
+  std::printf("end\n");
+  std::fflush(stdout);
+  // Ends without destroying thousands of stores one by one (each joins its threads).
+  _exit(0);
+}
+
+// This program again, as rank 0 or a process of simulated ranks: its stdout (and stdin) piped here.
+pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& out_fd, int* in_fd) {
+  int out[2], in[2];
+  if (pipe(out) != 0 || pipe(in) != 0) cannot("pipe failed");
+  std::vector<std::string> args{"/proc/self/exe", "--ranks", std::to_string(o.ranks), "--port",
+                                std::to_string(o.port), "--timeout", std::to_string(o.timeout_s)};
+  if (o.missing > 0) {
+    args.insert(args.end(), {"--missing", std::to_string(o.missing), "--missing-count",
+                             std::to_string(o.missing_count)});
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addclose(&actions, in[1]);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argp.data(), environ) != 0)
+    cannot("could not start a process of simulated ranks");
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(in[0]);
+  out_fd = out[0];
+  if (in_fd != nullptr) *in_fd = in[1];
+  else close(in[1]);
+  return pid;
+}
+
+std::string read_line(int fd) {
+  std::string line;
+  for (char c; read(fd, &c, 1) == 1 && c != '\n';) line += c;
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  if (o.rank0) return run_rank0(o);
+  if (o.clients_end > 0) return run_clients(o, o.clients_first, o.clients_end);
+  const int per_process = ranks_per_process(o.ranks);
+  if (o.port == 0) o.port = free_port();
+
+  // Rank 0 in its own process; it serves the store until its stdin closes.
+  int rank0_out = -1, rank0_in = -1;
+  spawn_self({"--rank0"}, o, rank0_out, &rank0_in);
+  if (read_line(rank0_out) != "up") cannot("rank 0 did not start");
+  const Clock::time_point start = Clock::now();
+
+  std::vector<int> outs;
+  for (int first = 1; first < o.ranks; first += per_process) {
+    int out = -1;
+    const int end = std::min(o.ranks, first + per_process);
+    spawn_self({"--clients", std::to_string(first), std::to_string(end)}, o, out, nullptr);
+    outs.push_back(out);
+  }
+  std::size_t met = 0, failed = 0, longest = 0;
+  std::vector<std::string> errors;
+  for (const int out : outs) {
+    for (std::string line; (line = read_line(out)) != "end";) {
+      if (line.empty()) {
+        errors.push_back("a process of simulated ranks ended without a word");
+        break;
+      }
+      std::size_t m = 0, f = 0, l = 0;
+      if (std::sscanf(line.c_str(), "ranks met=%zu failed=%zu longest=%zu", &m, &f, &l) == 3) {
+        met += m;
+        failed += f;
+        longest = std::max(longest, l);
+      } else if (line.rfind("error ", 0) == 0 &&
+                 std::find(errors.begin(), errors.end(), line.substr(6)) == errors.end()) {
+        errors.push_back(line.substr(6));
+      }
     }
   }
+  const double all_done = since(start);
+  const std::string said = read_line(rank0_out);  // "met fds=N cpu=S" or "error TEXT"
+  close(rank0_in);  // rank 0 may end now
+
+  std::vector<std::string> problems;
   std::printf("ranks=%d", o.ranks);
   if (o.missing < 0) {
     if (said.rfind("met fds=", 0) != 0) problems.push_back("rank 0: " + said);
-    for (const Rank& r : all)
-      if (r.options != nullptr && r.failed && problems.size() < 3)
-        problems.push_back("rank " + std::to_string(r.rank) + ": " + r.error);
+    for (const auto& e : errors) problems.push_back(std::to_string(failed) + " ranks failed, e.g.: " + e);
     // "met fds=N cpu=S": rank 0's descriptors and the CPU seconds it (its store) spent.
     std::string fds = "?", cpu = "?";
     if (said.rfind("met fds=", 0) == 0) {
@@ -272,32 +345,31 @@ int main(int argc, char** argv) {
     }
     std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_cpu_s=%s", all_done, fds.c_str(), cpu.c_str());
   } else {
-    // Every rank ends with rank 0's words, which name the missing rank.
+    // Every rank ends with rank 0's words, which name the missing ranks.
     const std::string verdict = said.rfind("error ", 0) == 0 ? said.substr(6) : "";
     if (verdict.empty()) problems.push_back("rank 0 did not fail: " + said);
+    longest = std::max(longest, verdict.size());
     // The first 8 missing named ("rank(s) 155-162 and 12 more of 300"), each with its node.
     const int named = std::min(o.missing_count, 8);
     std::string list = std::to_string(o.missing);
     if (named > 1) list += "-" + std::to_string(o.missing + named - 1);
     if (o.missing_count > named) list += " and " + std::to_string(o.missing_count - named) + " more";
     const std::string last = std::to_string(o.missing + named - 1);
-    if (verdict.find("rank(s) " + list + " of " + ranks + " never arrived") == std::string::npos ||
+    if (verdict.find("rank(s) " + list + " of " + std::to_string(o.ranks) + " never arrived") ==
+            std::string::npos ||
         (verdict.find(" rank " + last + ";") == std::string::npos &&
          verdict.find("-" + last + ";") == std::string::npos))
       problems.push_back("rank 0's words do not name ranks " + list + ": " + verdict);
-    for (const Rank& r : all)
-      if (r.options != nullptr && r.error != verdict && problems.size() < 3)
-        problems.push_back("rank " + std::to_string(r.rank) + " ended otherwise than rank 0: " +
-                           (r.failed ? r.error : "it met"));
-    std::printf(" missing=%d failed_s=%.2f error_bytes_per_rank=%zu ranks_failed=%zu", o.missing, all_done,
-                longest, failed + (verdict.empty() ? 0 : 1));
+    if (met > 0) problems.push_back(std::to_string(met) + " ranks met although ranks were missing");
+    for (const auto& e : errors)
+      if (e != verdict) problems.push_back("a rank ended otherwise than rank 0: " + e);
+    std::printf(" missing=%d failed_s=%.2f error_bytes_per_rank=%zu ranks_failed=%zu", o.missing,
+                all_done, longest, failed + (verdict.empty() ? 0 : 1));
   }
-  std::printf("\n");
+  std::printf(" processes=%zu\n", outs.size());
   if (o.missing >= 0) std::fprintf(stderr, "rank 0 said: %s\n", said.c_str());
   for (const auto& p : problems) std::fprintf(stderr, "FAIL: %s\n", p.c_str());
   std::fflush(stdout);
   std::fflush(stderr);
-  // Ends without destroying thousands of stores one by one (each joins its threads); rank 0
-  // reads the end of its stdin and ends too.
-  _exit(problems.empty() ? 0 : 1);
+  return problems.empty() ? 0 : 1;
 }

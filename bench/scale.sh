@@ -31,7 +31,7 @@ missed=()
 largest=0
 for R in 64 512 4096 8192; do
   [ "$R" -le "$MAX" ] || continue
-  met=$("$SIM" --ranks "$R" 2>"$ERRORS") || { cat "$ERRORS" >&2; echo "FAIL: the rendezvous of $R ranks: $met" >&2; exit 1; }
+  met=$("$SIM" --ranks "$R" --timeout 300 2>"$ERRORS") || { cat "$ERRORS" >&2; echo "FAIL: the rendezvous of $R ranks: $met" >&2; exit 1; }
   t=$(field rendezvous_s "$met")
   fds=$(field rank0_fds "$met")
   cpu=$(field rank0_cpu_s "$met")

@@ -136,6 +136,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
 }
 
 constexpr auto kGrace = std::chrono::seconds(3);
+constexpr auto kRetryPause = std::chrono::seconds(1);
 constexpr const char* kVerdictKey = "ddp/verdict";
 constexpr const char* kAcksKey = "ddp/acks";
 // The verdict's first word: every rank met and rank 0's view follows, or the rendezvous failed
@@ -228,17 +229,29 @@ std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank)
 // verdict key that every other rank waits on; on a time-out it finds the missing ranks itself
 // and puts the report there too.
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
   auto store = connect(c, timeout);
   const std::string host = this_host(c);
   const RankView mine = view_of(c, host);
-  try {
-    store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
-    // The server's first answer: it proves that a rendezvous store, not some other program,
-    // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out, without
-    // which the add() below would wait forever on a listener that never answers.
-    store->wait({arrival_key(c.rank)}, timeout);
-  } catch (const std::exception& e) {
-    throw no_answer(c, host, timeout, compat::message_of(e));
+  for (int attempt = 1;; ++attempt) {
+    try {
+      store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+      // The server's first answer: it proves that a rendezvous store, not some other program,
+      // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out, without
+      // which the add() below would wait forever on a listener that never answers.
+      store->wait({arrival_key(c.rank)}, timeout);
+      break;
+    } catch (const std::exception& e) {
+      // Thousands of ranks connecting at once overflow the store's listen queue: the kernel
+      // completes a connection the server never accepts, and resets it when this rank writes.
+      // Such a rank connects again while its time-out lasts; a listener that never answers
+      // (another program on the port) lets the wait run out instead, and is named.
+      const auto spent = std::chrono::steady_clock::now() - start;
+      if (c.rank == 0 || spent + kRetryPause >= timeout) throw no_answer(c, host, timeout, compat::message_of(e));
+      // Spread over a second so that the retries do not overflow the queue again together.
+      std::this_thread::sleep_for(kRetryPause * (1 + (c.rank * 7919 + attempt * 104729) % 10) / 10);
+      store = connect(c, timeout);
+    }
   }
   try {
     tally_view(*store, mine);
