@@ -259,11 +259,12 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
     const auto order = store->add(kArrivalsKey, 1);
     set_text(*store, view_key(order), encode_view(mine));
     if (c.rank == 0) {
-      const auto start = std::chrono::steady_clock::now();
+      const auto waited_from = std::chrono::steady_clock::now();
       try {
         store->wait({view_key(c.world_size)}, timeout);
       } catch (const std::exception&) {
-        if (std::chrono::steady_clock::now() - start < timeout - kGrace / 30) throw;  // not a time-out
+        // A wait that ended well before its time-out lost the store: no report to give.
+        if (std::chrono::steady_clock::now() - waited_from < timeout - std::chrono::milliseconds(100)) throw;
         auto second = second_connection(c, timeout);
         const std::string report = missing_report(*second, c, where(c), timeout);
         tell_everyone(*second, report);
@@ -271,17 +272,21 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
       }
       judge(*store, mine);
     } else {
-      // Rank 0 gives its verdict at its time-out at the latest; the grace lets it be heard.
+      // Rank 0 gives its verdict at its time-out at the latest, counted from its own arrival,
+      // which thousands of ranks connecting at once can delay by seconds, as they can its
+      // report: a quarter more of the time-out, and the grace, let it be heard. A rank 0 that
+      // ends meanwhile ends this wait at once (the store's connection closes).
+      const auto verdict_within = timeout + timeout / 4 + kGrace;
       std::string verdict;
       try {
         // get() waits for the key for the store's time-out, then reads it: one wait, no polling.
-        store->setTimeout(timeout + kGrace);
+        store->setTimeout(verdict_within);
         verdict = get_text(*store, kVerdictKey);
         store->setTimeout(timeout);
       } catch (const std::exception& e) {
         throw Error("rank " + std::to_string(c.rank) + " on " + host + " arrived at the rendezvous " +
                     where(c) + ", but rank 0 gave no verdict within " +
-                    seconds_text(timeout + kGrace) + " s (" + compat::message_of(e) +
+                    seconds_text(verdict_within) + " s (" + compat::message_of(e) +
                     "); rank 0 probably stopped");
       }
       if (starts_with(verdict, kFailed)) hear_failure(*store, verdict);
