@@ -77,8 +77,9 @@ inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
-// The connections a TCPStore client opens to the server: before 2.1 a second one served
-// watchKey's callbacks, and every client opened it.
+// The connections a TCPStore client opens to the server: 1.13's clients open a second one for
+// watchKey's callbacks (TCPCallbackClient), which 2.x dropped with watchKey; 2.1 is taken as the
+// first release without it (not checked against every 2.0 build).
 #if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 1)
 inline constexpr int kStoreConnectionsPerClient = 2;
 #else
