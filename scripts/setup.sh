@@ -28,6 +28,7 @@ PACKAGES=(
   iproute2 util-linux procps                         # network namespaces for the test cluster
   chromium                                           # renders ddp-report's page in the tests
   scdoc rpm man-db                                   # man pages (made, and read by the package check); the .rpm
+  file                                               # CPack's DEB generator refuses to run without it
 )
 # The Slurm series and the LibTorch are the release's: a SPANK plugin loads only into the Slurm
 # series it was built for.

@@ -21,6 +21,8 @@ constexpr const char* kFailed = "failed";  // saw a collective fail: a victim, n
 constexpr const char* kLeft = "left";      // ended without shutdown: the cause
 constexpr const char* kDone = "done";      // finished the job cleanly
 constexpr const char* kLostKey = "ddp/lost";
+constexpr const char* kCensusKey = "ddp/census";        // the rank that counts for all
+constexpr const char* kCensusDoneKey = "ddp/census/done";  // set once its count is over
 constexpr auto kVerdictLinger = std::chrono::seconds(10);
 
 std::string beat_key(int rank) { return "ddp/beat/" + std::to_string(rank); }
@@ -264,9 +266,12 @@ void PeerWatch::tick() {
 
 std::vector<std::int64_t> PeerWatch::beats() {
   std::vector<std::int64_t> b(context_.world_size, 0);
-  Request request(*this);
-  for (int r = 0; r < context_.world_size; ++r)
-    if (r != context_.rank) b[r] = store_->add(beat_key(r), 0);
+  for (int r = 0; r < context_.world_size; ++r) {
+    if (r == context_.rank) continue;
+    // One request at a time for the guard: the whole loop grows with the job, one request does not.
+    Request request(*this);
+    b[r] = store_->add(beat_key(r), 0);
+  }
   return b;
 }
 
@@ -287,7 +292,39 @@ std::string PeerWatch::describe(const std::vector<int>& ranks, const std::string
   return who + " " + what;
 }
 
+// Every rank whose collective failed asks at once, and R ranks each counting R others would be R²
+// requests on rank 0's store. So the first to ask counts for all and the others wait for its
+// verdict, asking one key now and then; if it never finishes (it was lost itself, mid-count),
+// each counts for itself.
 std::optional<std::string> PeerWatch::census() {
+  const std::string me = std::to_string(context_.rank);
+  std::string counter;
+  {
+    Request request(*this);
+    counter = text(store_->compareSet(kCensusKey, {}, bytes(me)));
+  }
+  if (counter == me) {
+    auto verdict = count_lost();
+    Request request(*this);
+    store_->set(kCensusDoneKey, bytes(me));
+    return verdict;
+  }
+  // Its count: a few beats, then about 4 requests per rank on a store that answers in well
+  // under a millisecond each.
+  const auto until = Clock::now() + options_.interval * 9 / 2 +
+                     std::chrono::milliseconds(context_.world_size);
+  while (Clock::now() < until) {
+    std::this_thread::sleep_for(options_.interval / 2);
+    Request request(*this);
+    if (store_->check({kLostKey})) return text(store_->get(kLostKey));
+    // Its verdict, if any, was published before this key: asked again, it is there now.
+    if (store_->check({kCensusDoneKey}))
+      return store_->check({kLostKey}) ? std::optional(text(store_->get(kLostKey))) : std::nullopt;
+  }
+  return count_lost();
+}
+
+std::optional<std::string> PeerWatch::count_lost() {
   const auto before = beats();
   // Long enough for every live rank to beat at least twice, even on a loaded node.
   const auto until = Clock::now() + options_.interval * 5 / 2;

@@ -72,6 +72,7 @@ class PeerWatch {
   void unwedge_store(std::chrono::steady_clock::duration pending);
   void tick();
   std::optional<std::string> census();
+  std::optional<std::string> count_lost();  // the census itself, by the rank that takes it
   std::vector<std::int64_t> beats();  // every other rank's beat counter now
   // Ranks (not this one) whose beat did not move between the two counts and that left no note.
   std::vector<int> silent(const std::vector<std::int64_t>& before,
