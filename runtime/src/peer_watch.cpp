@@ -1,5 +1,6 @@
 #include "peer_watch.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "ddp/error.hpp"
+#include "rank_places.hpp"
 #include "rendezvous.hpp"
 #include "store_wedge.hpp"
 #include "torch_compat.hpp"
@@ -284,11 +286,16 @@ std::vector<int> PeerWatch::silent(const std::vector<std::int64_t>& before,
 }
 
 std::string PeerWatch::describe(const std::vector<int>& ranks, const std::string& what) {
+  // A rack lost names its first ranks and counts the others: the verdict every rank prints, and
+  // the store's host lookups behind it, must not grow with the job.
+  const std::size_t named = std::min(ranks.size(), plan::kMaxNamedRanks);
+  const bool counted = named < ranks.size();
   std::string who;
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    who += std::string(i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + "rank " +
+  for (std::size_t i = 0; i < named; ++i)
+    who += std::string(i == 0 ? "" : i + 1 == named && !counted ? " and " : ", ") + "rank " +
            std::to_string(ranks[i]) + " of " + std::to_string(context_.world_size) + " (on " +
            host_of(ranks[i]) + ")";
+  if (counted) who += " and " + std::to_string(ranks.size() - named) + " more ranks";
   return who + " " + what;
 }
 
