@@ -14,6 +14,9 @@ wait_for_line "$WORK/first.out" '] Epoch 2/6 completed' 120 && [ -f "$ckpt/check
   fail "no checkpoint after epoch 2: $(cat "$WORK/first.out")"
 sleep 0.5
 "$RUN" scancel "$jobid"
+# The ranks end after saving at their next step, which may finish an epoch first: count the
+# epochs once the job is gone and its output complete.
+wait_job_gone "$jobid" 60 || fail "the first job did not end within 60 s of scancel"
 grep -q '] Epoch 2/6 completed' "$WORK/first.out" || fail "first job did not reach epoch 2: $(cat "$WORK/first.out")"
 grep -q 'Training completed' "$WORK/first.out" && fail "the first job finished before it was killed"
 done_before=$(grep -c '] Epoch [0-9]*/6 completed' "$WORK/first.out")
