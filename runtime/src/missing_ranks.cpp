@@ -11,23 +11,26 @@
 namespace ddp::detail {
 namespace {
 
-bool all_arrived(c10d::Store& store, int first, int end) {
+using KeyOf = std::function<std::string(int)>;
+
+bool all_present(c10d::Store& store, const KeyOf& key_of, int first, int end) {
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(end - first));
-  for (int r = first; r < end; ++r) keys.push_back(arrival_key(r));
+  for (int r = first; r < end; ++r) keys.push_back(key_of(r));
   return store.check(keys);
 }
 
-// The first missing ranks in [first, end), in order, until `out` holds `limit`.
-void find_missing(c10d::Store& store, int first, int end, std::size_t limit, std::vector<int>& out) {
-  if (out.size() >= limit || first >= end || all_arrived(store, first, end)) return;
+// The first absent ranks in [first, end), in order, until `out` holds `limit`.
+void find_absent(c10d::Store& store, const KeyOf& key_of, int first, int end, std::size_t limit,
+                 std::vector<int>& out) {
+  if (out.size() >= limit || first >= end || all_present(store, key_of, first, end)) return;
   if (end - first == 1) {
     out.push_back(first);
     return;
   }
   const int middle = first + (end - first) / 2;
-  find_missing(store, first, middle, limit, out);
-  find_missing(store, middle, end, limit, out);
+  find_absent(store, key_of, first, middle, limit, out);
+  find_absent(store, key_of, middle, end, limit, out);
 }
 
 std::string node_of(c10d::Store& store, const Context& c, int rank) {
@@ -43,25 +46,37 @@ std::string node_of(c10d::Store& store, const Context& c, int rank) {
 
 }  // namespace
 
+std::vector<int> first_absent(c10d::Store& store, int world_size, const KeyOf& key_of,
+                              std::size_t limit) {
+  std::vector<int> out;
+  find_absent(store, key_of, 0, world_size, limit, out);
+  return out;
+}
+
+NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<int>& ranks,
+                      std::size_t total) {
+  std::vector<unsigned> numbers;
+  std::vector<plan::RankPlace> places;
+  for (const int r : ranks) {
+    numbers.push_back(static_cast<unsigned>(r));
+    places.push_back({static_cast<unsigned>(r), node_of(store, c, r)});
+  }
+  NamedRanks out{plan::format_index_list(numbers), plan::ranks_by_node(places, places.size())};
+  if (total > ranks.size()) out.list += " and " + std::to_string(total - ranks.size()) + " more";
+  return out;
+}
+
 std::string missing_report(c10d::Store& store, const Context& c, const std::string& where,
                            std::chrono::milliseconds timeout) {
-  std::vector<int> missing;
-  find_missing(store, 0, c.world_size, plan::kMaxNamedRanks, missing);
+  const auto missing = first_absent(store, c.world_size, arrival_key, plan::kMaxNamedRanks);
   const auto arrived = store.add(kArrivalsKey, 0);
   // Two tasks that claim one RANK count twice as arrived; the missing are at least those found.
   const std::size_t total = std::max<std::size_t>(
       missing.size(), arrived < c.world_size ? static_cast<std::size_t>(c.world_size - arrived) : 0);
-  std::vector<unsigned> ranks;
-  std::vector<plan::RankPlace> places;
-  for (const int r : missing) {
-    ranks.push_back(static_cast<unsigned>(r));
-    places.push_back({static_cast<unsigned>(r), node_of(store, c, r)});
-  }
-  std::string named = plan::format_index_list(ranks);
-  if (total > missing.size()) named += " and " + std::to_string(total - missing.size()) + " more";
-  return "rank(s) " + named + " of " + std::to_string(c.world_size) +
-         " never arrived at the rendezvous " + where + " within " + seconds_text(timeout) + " s (missing: " +
-         plan::ranks_by_node(places, places.size()) + "; arrived: " + std::to_string(arrived) +
+  const auto named = name_ranks(store, c, missing, total);
+  return "rank(s) " + named.list + " of " + std::to_string(c.world_size) +
+         " never arrived at the rendezvous " + where + " within " + seconds_text(timeout) +
+         " s (missing: " + named.places + "; arrived: " + std::to_string(arrived) +
          " ranks). Check that every task started, and the job's output of the missing ones";
 }
 

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -19,5 +22,20 @@ namespace ddp::detail {
 // others counted.
 std::string missing_report(c10d::Store& store, const Context& c, const std::string& where,
                            std::chrono::milliseconds timeout);
+
+// The same search for any per-rank key: the first `limit` ranks (in order) whose key_of(rank) is
+// not in the store, with one multi-key check per half.
+std::vector<int> first_absent(c10d::Store& store, int world_size,
+                              const std::function<std::string(int)>& key_of, std::size_t limit);
+
+// `ranks`, the first few of `total`, as messages name them: list "155-162 and 12 more", places
+// "n19: ranks 155-159; NODE_RANK 20: ranks 160-162" (the node each would run on, as missing_report
+// finds it).
+struct NamedRanks {
+  std::string list;
+  std::string places;
+};
+NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<int>& ranks,
+                      std::size_t total);
 
 }  // namespace ddp::detail

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,6 +27,7 @@
 #include "fd_limit.hpp"
 #include "missing_ranks.hpp"
 #include "parse.hpp"
+#include "rank_places.hpp"
 #include "local_host.hpp"
 
 namespace ddp::detail {
@@ -313,13 +315,54 @@ namespace {
 using detail::get_text;
 using detail::set_text;
 
-// Which ranks have not left `key_of(rank)` in the store, for the time-out message.
-template <class KeyOf>
-std::string absent(c10d::Store& store, int world_size, KeyOf key_of) {
-  std::string out;
-  for (int r = 0; r < world_size; ++r)
-    if (!store.check({key_of(r)})) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
+// One exchange's keys: each rank's text, the count of ranks that left theirs, and the key the last
+// of them sets, so that a rank waits on one key instead of R.
+struct Round {
+  std::string prefix;
+  std::string text_key(int rank) const { return prefix + std::to_string(rank); }
+  std::string count_key() const { return prefix + "count"; }
+  std::string all_key() const { return prefix + "all"; }
+};
+
+void contribute(c10d::Store& store, const Round& round, int rank, int world_size, const std::string& text) {
+  set_text(store, round.text_key(rank), text);
+  if (store.add(round.count_key(), 1) == world_size) set_text(store, round.all_key(), "1");
+}
+
+// Waits for every rank's text; on a time-out, names the first few that left none.
+void wait_for_all(c10d::Store& store, const Context& c, const Round& round,
+                  std::chrono::milliseconds timeout) {
+  try {
+    store.wait({round.all_key()}, timeout);
+    return;
+  } catch (const std::exception&) {
+  }
+  const auto absent = detail::first_absent(
+      store, c.world_size, [&](int r) { return round.text_key(r); }, plan::kMaxNamedRanks);
+  const auto came = store.add(round.count_key(), 0);
+  const std::size_t total = std::max<std::size_t>(
+      absent.size(), came < c.world_size ? static_cast<std::size_t>(c.world_size - came) : 0);
+  const auto named = detail::name_ranks(store, c, absent, total);
+  throw Error("rank(s) " + named.list + " of " + std::to_string(c.world_size) + " did not answer within " +
+              detail::seconds_text(timeout) + " s (missing: " + named.places +
+              "): they ended or hang (their own output says why)");
+}
+
+// What rank 0 left under `key`, once it did.
+std::string from_rank0(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout) {
+  try {
+    store.wait({key}, timeout);
+  } catch (const std::exception&) {
+    throw Error("rank 0 said nothing within " + detail::seconds_text(timeout) +
+                " s: it ended or hangs (its own output says why)");
+  }
+  return get_text(store, key);
+}
+
+// The store failed under a request, not by a time-out: rank 0 is the likely cause.
+Error store_lost(const std::exception& e, const char* doing) {
+  return Error(std::string("lost the rendezvous store while ") + doing + ": " + compat::message_of(e) +
+               ". Rank 0 (which serves it) probably ended");
 }
 
 // A rank that dies closes its sockets, and the next write to one raises SIGPIPE, whose default
@@ -353,30 +396,58 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
       new Rendezvous(context, detail::this_host(context), std::move(native)));
 }
 
-std::vector<std::string> Rendezvous::all_gather(const std::string& text,
-                                                std::chrono::milliseconds timeout) {
-  const std::string prefix = "ddp/gather/" + std::to_string(++round_) + "/";
-  const auto key_of = [&](int r) { return prefix + std::to_string(r); };
+std::vector<std::string> Rendezvous::gather(const std::string& text, std::chrono::milliseconds timeout) {
+  const Round round{"ddp/gather/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
-  std::vector<std::string> keys;
-  for (int r = 0; r < context_.world_size; ++r) keys.push_back(key_of(r));
   try {
-    set_text(store, key_of(context_.rank), text);
-    try {
-      store.wait(keys, timeout);
-    } catch (const std::exception&) {
-      throw Error("rank(s) " + absent(store, context_.world_size, key_of) + " of " +
-                  std::to_string(context_.world_size) + " did not answer within " +
-                  detail::seconds_text(timeout) + " s: they ended or hang (their own output says why)");
-    }
+    contribute(store, round, context_.rank, context_.world_size, text);
+    if (context_.rank != 0) return {};
+    wait_for_all(store, context_, round, timeout);
     std::vector<std::string> out;
-    for (const auto& key : keys) out.push_back(get_text(store, key));
+    out.reserve(static_cast<std::size_t>(context_.world_size));
+    for (int r = 0; r < context_.world_size; ++r) out.push_back(get_text(store, round.text_key(r)));
     return out;
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error("lost the rendezvous store while exchanging with the other ranks: " +
-                compat::message_of(e) + ". Rank 0 (which serves it) probably ended");
+    throw store_lost(e, "gathering the other ranks' texts");
+  }
+}
+
+std::string Rendezvous::scatter(const std::vector<std::string>& texts, std::chrono::milliseconds timeout) {
+  const Round round{"ddp/scatter/" + std::to_string(++round_) + "/"};
+  auto& store = *native_->store;
+  try {
+    if (context_.rank == 0) {
+      if (texts.size() != static_cast<std::size_t>(context_.world_size))
+        throw Error("Rendezvous::scatter: rank 0 passed " + std::to_string(texts.size()) +
+                    " texts for " + std::to_string(context_.world_size) + " ranks");
+      for (int r = 1; r < context_.world_size; ++r) set_text(store, round.text_key(r), texts[static_cast<std::size_t>(r)]);
+      return texts.front();
+    }
+    return from_rank0(store, round.text_key(context_.rank), timeout);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw store_lost(e, "waiting for rank 0");
+  }
+}
+
+std::vector<std::string> Rendezvous::all_gather(const std::string& text,
+                                                std::chrono::milliseconds timeout) {
+  const Round round{"ddp/gather/" + std::to_string(++round_) + "/"};
+  auto& store = *native_->store;
+  try {
+    contribute(store, round, context_.rank, context_.world_size, text);
+    wait_for_all(store, context_, round, timeout);
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(context_.world_size));
+    for (int r = 0; r < context_.world_size; ++r) out.push_back(get_text(store, round.text_key(r)));
+    return out;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw store_lost(e, "exchanging with the other ranks");
   }
 }
 
@@ -388,18 +459,11 @@ std::string Rendezvous::broadcast(const std::string& text, std::chrono::millisec
       set_text(store, key, text);
       return text;
     }
-    try {
-      store.wait({key}, timeout);
-    } catch (const std::exception&) {
-      throw Error("rank 0 said nothing within " + detail::seconds_text(timeout) +
-                  " s: it ended or hangs (its own output says why)");
-    }
-    return get_text(store, key);
+    return from_rank0(store, key, timeout);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error("lost the rendezvous store while waiting for rank 0: " + compat::message_of(e) +
-                ". Rank 0 (which serves it) probably ended");
+    throw store_lost(e, "waiting for rank 0");
   }
 }
 

@@ -132,16 +132,41 @@ int end_apart(const ddp::Context& ctx) {
   return 0;
 }
 
-// The rendezvous alone: texts gathered and broadcast through the store, no backend.
-int exchange(const ddp::Context& ctx) {
+// The rendezvous alone: texts gathered, broadcast and scattered through the store, no backend.
+// With `absent` >= 0, that rank meets and then leaves without a word while the others exchange.
+int exchange(const ddp::Context& ctx, int absent) {
   using namespace std::chrono_literals;
   auto rdv = ddp::Rendezvous::meet(ctx, 4s);
+  const auto name = [](const std::vector<std::string>& texts) {
+    std::string joined;
+    for (const auto& t : texts) joined += (joined.empty() ? "" : ",") + t.substr(0, t.find('@'));
+    return joined;
+  };
+  if (ctx.rank == absent) {
+    std::this_thread::sleep_for(5s);
+    return 0;
+  }
+  if (absent >= 0) {
+    if (ctx.rank == 0) {
+      try {
+        rdv->gather("g0", 2s);
+      } catch (const ddp::Error& e) {
+        std::printf("rank 0 gather: %s\n", e.what());
+      }
+    }
+    rdv->all_gather("a", 2s);  // throws, naming the absent rank
+    return 0;
+  }
   const auto all = rdv->all_gather("r" + std::to_string(ctx.rank) + "@" + rdv->host(), 4s);
-  std::string joined;
-  for (const auto& t : all) joined += (joined.empty() ? "" : ",") + t.substr(0, t.find('@'));
   const std::string word = rdv->broadcast(ctx.rank == 0 ? "from-zero" : "ignored", 4s);
+  const auto to_zero = rdv->gather("g" + std::to_string(ctx.rank), 4s);
+  std::vector<std::string> parts;
+  if (ctx.rank == 0)
+    for (int r = 0; r < ctx.world_size; ++r) parts.push_back("s" + std::to_string(r));
+  const std::string part = rdv->scatter(parts, 4s);
   rdv->finish(4s);
-  std::printf("rank %d gathered %s heard %s\n", ctx.rank, joined.c_str(), word.c_str());
+  std::printf("rank %d gathered %s heard %s; rank 0 gathered [%s]; got %s\n", ctx.rank,
+              name(all).c_str(), word.c_str(), name(to_zero).c_str(), part.c_str());
   return 0;
 }
 
@@ -207,13 +232,13 @@ int main(int argc, char** argv) {
     if (scenario == "grads")
       return grads(ctx, std::strtoul(argv[2], nullptr, 10), std::string(argv[3]) == "1");
     if (scenario == "meet") return meet(ctx);
-    if (scenario == "exchange") return exchange(ctx);
+    if (scenario == "exchange") return exchange(ctx, argc > 2 ? std::atoi(argv[2]) : -1);
     if (scenario == "bench") return bench(ctx);
     if (scenario == "linger") return end_apart(ctx);
     if (scenario == "pipes") return pipes(ctx);
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange | bench | linger | pipes | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange [ABSENT_RANK] | bench | linger | pipes | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

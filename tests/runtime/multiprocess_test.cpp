@@ -236,10 +236,32 @@ TEST(Rendezvous, ARankClaimedTwiceIsNamed) {
 }
 
 TEST(Rendezvous, RanksExchangeTextsWithoutABackend) {
-  for (const auto& r : run_ranks(3, {"exchange"})) {
+  const auto results = run_ranks(3, {"exchange"});
+  for (int rank = 0; rank < static_cast<int>(results.size()); ++rank) {
+    const Result& r = results[static_cast<std::size_t>(rank)];
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_NE(r.output.find("gathered r0,r1,r2 heard from-zero"), std::string::npos) << r.output;
+    // Only rank 0 hears a gather; each rank gets its own part of a scatter.
+    const std::string heard = rank == 0 ? "[g0,g1,g2]" : "[]";
+    EXPECT_NE(r.output.find("rank 0 gathered " + heard + "; got s" + std::to_string(rank)),
+              std::string::npos)
+        << r.output;
   }
+}
+
+// A rank that never joins an exchange is named, with its node, by every rank that waits for it.
+TEST(Rendezvous, ARankMissingFromAnExchangeIsNamed) {
+  const auto results = run_ranks(3, {"exchange", "2"});
+  ASSERT_EQ(results.size(), 3u);
+  const std::regex named("rank\\(s\\) 2 of 3 did not answer within 2 s \\(missing: [^ ;]+: rank 2\\): "
+                         "they ended or hang");
+  EXPECT_EQ(results[2].status, 0) << results[2].output;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].status, 3) << results[r].output;
+    EXPECT_TRUE(std::regex_search(results[r].output, named)) << results[r].output;
+  }
+  EXPECT_NE(results[0].output.find("rank 0 gather: rank(s) 2 of 3 did not answer"), std::string::npos)
+      << results[0].output;
 }
 
 // A killed rank's socket must not end another rank with SIGPIPE before it can name the loss:

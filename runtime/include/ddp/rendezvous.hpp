@@ -33,8 +33,17 @@ class Rendezvous {
   // This rank's node name, as the others see it in messages.
   const std::string& host() const { return host_; }
 
-  // Every rank's `text`, indexed by rank. Every rank calls these in the same order; one that does
-  // not within `timeout` is named in the ddp::Error the others throw.
+  // The exchanges. Every rank calls them in the same order; ranks that do not within `timeout` are
+  // named (the first few, with their nodes) in the ddp::Error the waiting ranks throw.
+  //
+  // Every rank's `text` on rank 0, indexed by rank; the other ranks get an empty vector at once.
+  // Each rank makes a constant number of requests and rank 0 reads R texts: O(R) in all, the
+  // exchange to use when only rank 0 needs to hear everyone.
+  std::vector<std::string> gather(const std::string& text, std::chrono::milliseconds timeout);
+  // Rank 0's `texts[r]` on rank r: rank 0 passes one text per rank, the others pass {}.
+  std::string scatter(const std::vector<std::string>& texts, std::chrono::milliseconds timeout);
+  // Every rank's `text` on every rank, indexed by rank: R reads on each rank, R² in all, so for
+  // small worlds or texts only.
   std::vector<std::string> all_gather(const std::string& text, std::chrono::milliseconds timeout);
   // Rank 0's `text` on every rank (the others' argument is not used).
   std::string broadcast(const std::string& text, std::chrono::milliseconds timeout);
