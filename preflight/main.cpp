@@ -29,6 +29,7 @@
 #include "ddp/error.hpp"
 #include "ddp/process_group.hpp"
 #include "ddp/rendezvous.hpp"
+#include "exchange.hpp"
 #include "messages.hpp"
 #include "net_facts.hpp"
 #include "rank_report.hpp"
@@ -104,9 +105,9 @@ pf::RankReport check_this_rank(const ddp::Context& ctx, const std::string& host)
   return r;
 }
 
-std::string node_list(const std::vector<pf::NodeLeader>& nodes) {
+std::string node_list(const std::vector<std::string>& nodes) {
   std::string out;
-  for (std::size_t i = 0; i < nodes.size() && i < 8; ++i) out += (i ? ", " : "") + nodes[i].host;
+  for (std::size_t i = 0; i < nodes.size() && i < 8; ++i) out += (i ? ", " : "") + nodes[i];
   if (nodes.size() > 8) out += ", ...";
   return out;
 }
@@ -147,31 +148,19 @@ int run(const Args& args, bool& main_rank) {
   }
   const double met = since(start);
 
-  // Every rank hears every rank's checks; the verdict decides whether they go on to measure. A
-  // report that does not decode ends the preflight on every rank, naming its sender.
-  std::vector<pf::RankReport> reports;
-  const auto texts = rdv->all_gather(pf::encode_report(mine), wait);
-  for (std::size_t r = 0; r < texts.size(); ++r)
-    reports.push_back(pf::decode_report(texts[r], static_cast<int>(r)));
-  const auto nodes = pf::node_leaders(reports);
-  for (const auto& n : nodes) result.nodes.push_back(n.host);
-  std::vector<ddp::preflight::Check> rows;
-  std::string verdict = "pass";
-  if (ctx.is_main()) {
-    rows.push_back({"contract", pf::Status::Ok,
-                    std::to_string(ctx.world_size) + " ranks on " + std::to_string(nodes.size()) +
-                        " node(s), the same WORLD_SIZE and MASTER on every rank"});
-    rows.push_back({"rendezvous", pf::Status::Ok,
-                    ctx.master_addr + ":" + std::to_string(ctx.master_port) + ", all ranks met in " +
-                        std::to_string(met).substr(0, 4) + " s"});
-    for (const auto& row : pf::summarise(reports)) rows.push_back(row);
-    for (const auto& row : rows)
-      if (row.status == pf::Status::Failed) verdict = "fail";
-  }
-  verdict = rdv->broadcast(verdict, wait);
+  // Rank 0 reads every rank's checks and decides for all; each rank hears only its own orders.
+  std::vector<pf::Check> first_rows;
+  if (main_rank)
+    first_rows.push_back({"rendezvous", pf::Status::Ok,
+                          ctx.master_addr + ":" + std::to_string(ctx.master_port) + ", all ranks met in " +
+                              std::to_string(met).substr(0, 4) + " s"});
+  const auto checked = pf::exchange_checks(*rdv, mine, std::move(first_rows), args.pairs, wait);
+  const auto& rows = checked.rows;
+  const auto& orders = checked.orders;
+  result.nodes = checked.nodes;
   result.checks = rows;
-  if (verdict != "pass") {
-    if (ctx.is_main()) {
+  if (!orders.measure) {
+    if (main_rank) {
       const std::string reason =
           "a check failed on some rank (see the table); the step was stopped before measuring";
       result.stopped_at = "checks";
@@ -196,30 +185,25 @@ int run(const Args& args, bool& main_rank) {
   bench.budget = ms(args.budget);
   const auto world = ddp::measure_allreduce(*group, bench);
 
-  // Node pairs, one rank per node, disjoint pairs at once.
+  // Node pairs, one rank per node, disjoint pairs at once: each leader measures its own jobs.
   bench.budget = ms(args.pair_budget);
   std::vector<pf::Measurement> measured;
-  const auto rounds =
-      pf::pair_rounds(static_cast<int>(nodes.size()), pf::pair_mode(args.pairs, static_cast<int>(nodes.size())));
-  for (std::size_t r = 0; r < rounds.size(); ++r) {
+  for (int r = 0; r < orders.rounds; ++r) {
     group->barrier();
-    for (const auto& [a, b] : rounds[r]) {
-      const int ra = nodes[a].rank, rb = nodes[b].rank;
-      if (ctx.rank != ra && ctx.rank != rb) continue;
-      auto pair = group->subgroup({ra, rb}, "preflight/" + std::to_string(r) + "/" +
-                                                std::to_string(ra) + "-" + std::to_string(rb));
+    for (const pf::PairJob& job : orders.jobs) {
+      if (job.round != r) continue;
+      auto pair = group->subgroup({job.rank_a, job.rank_b}, "preflight/" + std::to_string(r) + "/" +
+                                                              std::to_string(job.rank_a) + "-" +
+                                                              std::to_string(job.rank_b));
       const auto sweep = ddp::measure_allreduce(*pair, bench);
       pair->shutdown();
-      if (ctx.rank == ra) measured.push_back(pf::measurement("", {nodes[a].host, nodes[b].host}, sweep));
+      if (ctx.rank == job.rank_a) measured.push_back(pf::measurement("", {job.host_a, job.host_b}, sweep));
     }
   }
-  std::vector<pf::Measurement> links;
-  const auto link_texts = rdv->all_gather(pf::encode_links(measured), wait);
-  for (std::size_t r = 0; r < link_texts.size(); ++r)
-    for (auto& m : pf::decode_links(link_texts[r], static_cast<int>(r))) links.push_back(std::move(m));
+  const auto links = pf::exchange_links(*rdv, measured, wait);
 
-  verdict = "pass";
-  if (ctx.is_main()) {
+  std::string verdict = "pass";
+  if (main_rank) {
     std::optional<pf::Measurement> all = pf::measurement("all ranks", {}, world);
     const auto analysis = pf::analyse(all, links, args.thresholds);
     if (!analysis.passed()) verdict = "fail";
@@ -234,8 +218,8 @@ int run(const Args& args, bool& main_rank) {
     result.analysis = analysis;
     publish_json(args, result);
     if (!args.json) {
-      std::cout << "ddp-preflight: " << ctx.world_size << " ranks on " << nodes.size()
-                << " node(s) (" << node_list(nodes) << "), " << group->backend_name()
+      std::cout << "ddp-preflight: " << ctx.world_size << " ranks on " << result.nodes.size()
+                << " node(s) (" << node_list(result.nodes) << "), " << group->backend_name()
                 << ", rendezvous " << ctx.master_addr << ":" << ctx.master_port << "\n"
                 << pf::render_checks(rows) << pf::render_measurements(all, links, analysis);
       if (args.sweep) std::cout << "all ranks, by size:\n" << pf::render_sweep(world);

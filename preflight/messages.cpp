@@ -93,4 +93,28 @@ std::vector<Measurement> decode_links(const std::string& text, int from) {
   });
 }
 
+std::string encode_orders(const RankOrders& o) {
+  Json jobs = Json::array();
+  for (const PairJob& p : o.jobs) jobs.push_back(Json::array({p.round, p.rank_a, p.rank_b, p.host_a, p.host_b}));
+  return Json{{"measure", o.measure}, {"rounds", o.rounds}, {"jobs", std::move(jobs)}}
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+RankOrders decode_orders(const std::string& text) {
+  return decode<RankOrders>(text, 0, "orders", [](const Json& j) {
+    RankOrders o;
+    o.measure = j.at("measure").get<bool>();
+    o.rounds = j.at("rounds").get<int>();
+    for (const Json& p : j.at("jobs")) {
+      if (!p.is_array() || p.size() != 5) throw std::invalid_argument("a pair job is not [round, rank, rank, host, host]");
+      o.jobs.push_back({p[0].get<int>(), p[1].get<int>(), p[2].get<int>(), p[3].get<std::string>(),
+                        p[4].get<std::string>()});
+      if (o.jobs.back().round < 0 || o.jobs.back().round >= o.rounds)
+        throw std::invalid_argument("a pair job in round " + std::to_string(o.jobs.back().round) + " of " +
+                                    std::to_string(o.rounds));
+    }
+    return o;
+  });
+}
+
 }  // namespace ddp::preflight
