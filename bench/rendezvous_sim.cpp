@@ -5,13 +5,16 @@
 // Simulated ranks sit 8 to a node named n0, n1, ... It measures, for one world size:
 //   - rendezvous_s: from starting rank 0 and the ranks until every rank's meet() returned;
 //   - rank0_fds: rank 0's open descriptors once it has met every rank;
+//   - with --preflight, then ddp-preflight's exchange (preflight/exchange.hpp, the same code):
+//     every rank's checks to rank 0, each rank's orders back, the node leaders' links to rank 0,
+//     the verdict to all; preflight_exchange_s is rank 0's time from its meet() to the verdict;
 //   - with --missing RANK, that rank (and the next --missing-count - 1) never comes instead: every
 //     rank must end with one and the same error naming the first 8 missing with their nodes, and
 //     error_bytes_per_rank is the longest of those texts.
 // Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
 // for speed: bench/scale.sh judges the numbers), 2 when this machine cannot run that many.
 //
-//   ddp-rendezvous-sim --ranks R [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+//   ddp-rendezvous-sim --ranks R [--preflight] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -33,6 +36,7 @@
 #include "ddp/context.hpp"
 #include "ddp/error.hpp"
 #include "ddp/rendezvous.hpp"
+#include "exchange.hpp"
 
 extern char** environ;
 
@@ -45,6 +49,7 @@ struct Options {
   int ranks = 64, missing = -1, missing_count = 1, port = 0;
   double timeout_s = 60;
   bool rank0 = false;  // this process is rank 0 (started by the harness)
+  bool preflight = false;  // after meeting, ddp-preflight's exchange
   int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
 };
 
@@ -61,6 +66,7 @@ Options parse(int argc, char** argv) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--rank0") { o.rank0 = true; continue; }
+    if (a == "--preflight") { o.preflight = true; continue; }
     if (a == "--clients" && i + 2 < argc) {
       o.clients_first = std::atoi(argv[i + 1]);
       o.clients_end = std::atoi(argv[i + 2]);
@@ -112,6 +118,32 @@ int open_descriptors() {
   return n;
 }
 
+// ddp-preflight's exchange after the checks, with what a healthy node's ranks find (one NIC and
+// HCA port per GPU) and a link figure for each pair a node's leader is told to measure. Returns
+// the verdict every rank hears; rank 0 also counts the rows and links it read.
+std::string preflight_exchange(ddp::Rendezvous& rdv, std::size_t* rows, std::size_t* links) {
+  namespace pf = ddp::preflight;
+  const ddp::Context& c = rdv.context();
+  const std::string gpu = "0000:" + std::to_string(16 + c.local_rank) + ":00.0";
+  const std::string rail = std::to_string(c.local_rank);
+  const pf::RankReport mine{c.rank, c.node_rank, rdv.host(), gpu,
+                            {{"interfaces", pf::Status::Ok, "ib" + rail + " (NCCL_SOCKET_IFNAME) up, 200000 Mb/s"},
+                             {"hcas", pf::Status::Ok, "mlx5_" + rail + ":1 ACTIVE, 200 Gb/sec (4X HDR)"},
+                             {"gpus", pf::Status::Ok, "cuda:" + rail + " " + gpu}}};
+  const auto timeout = std::chrono::milliseconds(600000);
+  const auto checked = pf::exchange_checks(rdv, mine, {}, "auto", timeout);
+  std::vector<pf::Measurement> measured;
+  for (const pf::PairJob& job : checked.orders.jobs)
+    if (job.rank_a == c.rank)
+      measured.push_back({job.host_a + " <-> " + job.host_b, {job.host_a, job.host_b}, 2, 18.5, 23.7, 64u << 20, false});
+  const auto all_links = pf::exchange_links(rdv, measured, timeout);
+  if (rows != nullptr) *rows = checked.rows.size();
+  if (links != nullptr) *links = all_links.size();
+  const std::string verdict = rdv.broadcast(checked.orders.measure ? "pass" : "fail", timeout);
+  rdv.finish(timeout);
+  return verdict;
+}
+
 // Rank 0: meets, says how it went on stdout, and serves the store until the harness closes stdin
 // (the other ranks still read the verdict after rank 0's meet() returned).
 int run_rank0(const Options& o) {
@@ -126,6 +158,15 @@ int run_rank0(const Options& o) {
     std::snprintf(cpu, sizeof cpu, "%.2f", used.ru_utime.tv_sec + used.ru_stime.tv_sec +
                                                (used.ru_utime.tv_usec + used.ru_stime.tv_usec) / 1e6);
     line = "met fds=" + std::to_string(open_descriptors()) + " cpu=" + cpu;
+    if (o.preflight) {
+      const Clock::time_point met = Clock::now();
+      std::size_t rows = 0, links = 0;
+      const std::string verdict = preflight_exchange(*r, &rows, &links);
+      char took[32];
+      std::snprintf(took, sizeof took, "%.2f", since(met));
+      line += std::string(" preflight=") + took + " verdict=" + verdict + " rows=" + std::to_string(rows) +
+              " links=" + std::to_string(links);
+    }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
     char c;
@@ -188,6 +229,10 @@ void* run_rank(void* arg) {
   auto* r = static_cast<Rank*>(arg);
   try {
     r->met = ddp::Rendezvous::meet(context_of(*r->options, r->rank), timeout_of(*r->options));
+    if (r->options->preflight) {
+      const std::string verdict = preflight_exchange(*r->met, nullptr, nullptr);
+      if (verdict != "pass") throw ddp::Error("the preflight's verdict was '" + verdict + "'");
+    }
   } catch (const ddp::Error& e) {
     r->failed = true;
     r->error = e.what();
@@ -258,6 +303,7 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
     args.insert(args.end(), {"--missing", std::to_string(o.missing), "--missing-count",
                              std::to_string(o.missing_count)});
   }
+  if (o.preflight) args.push_back("--preflight");
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argp;
   for (auto& a : args) argp.push_back(a.data());
@@ -336,14 +382,25 @@ int main(int argc, char** argv) {
   if (o.missing < 0) {
     if (said.rfind("met fds=", 0) != 0) problems.push_back("rank 0: " + said);
     for (const auto& e : errors) problems.push_back(std::to_string(failed) + " ranks failed, e.g.: " + e);
-    // "met fds=N cpu=S": rank 0's descriptors and the CPU seconds it (its store) spent.
-    std::string fds = "?", cpu = "?";
-    if (said.rfind("met fds=", 0) == 0) {
-      const auto space = said.find(" cpu=");
-      fds = said.substr(8, space - 8);
-      if (space != std::string::npos) cpu = said.substr(space + 5);
+    // "met fds=N cpu=S [preflight=S verdict=V rows=N links=N]": rank 0's descriptors, the CPU
+    // seconds it (its store) spent meeting, and the preflight exchange's time and result.
+    const auto value = [&](const std::string& key) {
+      const auto at = said.find(" " + key + "=");
+      if (said.rfind("met ", 0) != 0 || at == std::string::npos) return std::string("?");
+      const auto from = at + key.size() + 2;
+      return said.substr(from, said.find(' ', from) - from);
+    };
+    std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_cpu_s=%s", all_done, value("fds").c_str(),
+                value("cpu").c_str());
+    if (o.preflight) {
+      const int nodes = (o.ranks + kRanksPerNode - 1) / kRanksPerNode;
+      // Rings beyond 16 nodes (pair_mode "auto"): n links; all pairs up to it; one for two nodes.
+      const int links = nodes > 16 ? nodes : nodes * (nodes - 1) / 2;
+      if (value("verdict") != "pass") problems.push_back("the preflight did not pass: " + said);
+      if (value("links") != std::to_string(links))
+        problems.push_back("rank 0 read " + value("links") + " links, not " + std::to_string(links));
+      std::printf(" preflight_exchange_s=%s preflight_rows=%s", value("preflight").c_str(), value("rows").c_str());
     }
-    std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_cpu_s=%s", all_done, fds.c_str(), cpu.c_str());
   } else {
     // Every rank ends with rank 0's words, which name the missing ranks.
     const std::string verdict = said.rfind("error ", 0) == 0 ? said.substr(6) : "";

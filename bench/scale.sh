@@ -1,12 +1,14 @@
 #!/bin/bash
-# libddp's rendezvous from 64 to 8,192 ranks on this machine: the real Rendezvous::meet of every
-# rank, rank 0 (its TCPStore server) in a process of its own and the others threads of one process
-# (bench/rendezvous_sim.cpp), 8 to a simulated node. For each world size it prints the time to a
-# completed rendezvous, rank 0's open descriptors and CPU seconds, and the bytes of error text per
+# libddp's rendezvous and ddp-preflight's exchange from 64 to 8,192 ranks on this machine: the real
+# Rendezvous::meet of every rank, rank 0 (its TCPStore server) in a process of its own and the
+# others threads of a few processes (bench/rendezvous_sim.cpp), 8 to a simulated node. For each
+# world size it prints the time to a completed rendezvous, rank 0's open descriptors and CPU
+# seconds, the time of ddp-preflight's exchange after it (checks to rank 0, orders back, links to
+# rank 0, the verdict to all: preflight/exchange.cpp), and the bytes of error text per
 # rank when one rank never comes (the rendezvous then waits its time-out: here a few times the
 # time a complete one took); last the growth exponent of the rendezvous time from 512 ranks to
 # the largest. Exits 1 when a goal is missed:
-#   8,192 ranks meet within 10 s; the error text of one missing rank among 8,192 is under 2 KB on
+#   8,192 ranks meet within 10 s; their preflight exchange takes at most 30 s; the error text of one missing rank among 8,192 is under 2 KB on
 #   every rank; the time grows no faster than R log R from 512 ranks on; rank 0 holds at most
 #   R + 64 descriptors.
 #
@@ -36,16 +38,21 @@ for R in 64 512 4096 8192; do
   fds=$(field rank0_fds "$met")
   cpu=$(field rank0_cpu_s "$met")
   wait_s=$("$PY" -c "import math,sys; print(max(5, math.ceil(3 * float(sys.argv[1]) + 3)))" "$t")
+  checked=$("$SIM" --ranks "$R" --preflight --timeout 300 2>"$ERRORS") ||
+    { cat "$ERRORS" >&2; echo "FAIL: the preflight exchange of $R ranks: $checked" >&2; exit 1; }
+  exchange=$(field preflight_exchange_s "$checked")
   missing=$((R / 2 + 3))
   failed=$("$SIM" --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: $R ranks, rank $missing missing: $failed" >&2; exit 1; }
   bytes=$(field error_bytes_per_rank "$failed")
-  echo "ranks=$R rendezvous_s=$t rank0_fds=$fds error_bytes_per_rank=$bytes rank0_cpu_s=$cpu missing_rank_timeout_s=$wait_s"
+  echo "ranks=$R rendezvous_s=$t preflight_exchange_s=$exchange rank0_fds=$fds error_bytes_per_rank=$bytes rank0_cpu_s=$cpu missing_rank_timeout_s=$wait_s"
   seconds[$R]=$t
   largest=$R
   [ "$fds" -le $((R + 64)) ] || missed+=("rank 0 holds $fds descriptors at $R ranks, more than R + 64 = $((R + 64))")
   if [ "$R" -eq 8192 ]; then
     "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 10)" "$t" || missed+=("8192 ranks took $t s to meet, more than 10 s")
+    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$exchange" ||
+      missed+=("the preflight exchange of 8192 ranks took $exchange s, more than 30 s")
     [ "$bytes" -lt 2048 ] || missed+=("the error text of one missing rank among 8192 is $bytes bytes, not under 2 KB")
   fi
 done
