@@ -125,3 +125,19 @@ TEST(PreflightPlan, ThresholdsBecomeTheProgramsFlags) {
   EXPECT_EQ(plain->timeout_s, p::kDefaultPreflightTimeout);
   EXPECT_EQ(plain->argv, (std::vector<std::string>{"/usr/bin/ddp-preflight", "--timeout", "60"}));
 }
+
+// Without a profile's timeout_s, a larger step gets longer: 1,024 nodes of 8 ranks are not ended
+// by the two minutes that fit two nodes; a profile's figure stays as written.
+TEST(PreflightPlan, TheDefaultTimeOutGrowsWithTheStep) {
+  TempDir dir;
+  p::PlugstackConfig config;
+  auto large = step(true, parsed(dir, "description: x\n", "x"));
+  large.facts.total_tasks = 8192;
+  const auto run = p::plan_preflight(large, config);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->timeout_s, 248u);
+  EXPECT_EQ(run->argv[2], "124");
+  auto fixed = step(true, parsed(dir, "preflight: {timeout_s: 60}\n", "x"));
+  fixed.facts.total_tasks = 8192;
+  EXPECT_EQ(p::plan_preflight(fixed, config)->timeout_s, 60u);
+}

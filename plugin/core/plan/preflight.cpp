@@ -1,5 +1,6 @@
 #include "preflight.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ddp::plan {
@@ -14,11 +15,16 @@ std::string text(double v) {
 
 }  // namespace
 
+unsigned default_preflight_timeout(unsigned step_ranks) {
+  // At most the longest a profile may set (timeout_s: 10..3600).
+  return std::min(3600u, kDefaultPreflightTimeout + step_ranks / kPreflightRanksPerSecond);
+}
+
 std::optional<PreflightRun> plan_preflight(const StepPlan& step, const PlugstackConfig& config) {
   const PreflightSettings& p = step.profile.preflight;
   if (!step.options.preflight.value_or(p.enabled.value_or(false))) return std::nullopt;
   PreflightRun run;
-  run.timeout_s = p.timeout_s.value_or(kDefaultPreflightTimeout);
+  run.timeout_s = p.timeout_s.value_or(default_preflight_timeout(step.facts.total_tasks));
   // Each wait on the other ranks gets half: a rank that hangs is named before the task ends it.
   run.argv = {config.preflight_program.value_or(DDP_PREFLIGHT_PROGRAM), "--timeout",
               std::to_string(run.timeout_s / 2)};

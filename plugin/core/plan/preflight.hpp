@@ -11,8 +11,13 @@
 
 namespace ddp::plan {
 
-// The whole preflight, unless the profile's timeout_s says otherwise.
+// The whole preflight, unless the profile's timeout_s says otherwise: kDefaultPreflightTimeout, and
+// a second more for every kPreflightRanksPerSecond ranks of the step, since rank 0's store serves
+// each rank's requests in turn (bench/scale.sh measures the rendezvous and the exchange at 8,192
+// ranks): a healthy 1,000-node step must not meet a time-out made for two nodes.
 inline constexpr unsigned kDefaultPreflightTimeout = 120;
+inline constexpr unsigned kPreflightRanksPerSecond = 64;
+unsigned default_preflight_timeout(unsigned step_ranks);
 
 struct PreflightRun {
   std::vector<std::string> argv;  // argv[0]: the program (plugstack.conf preflight=, else installed)
