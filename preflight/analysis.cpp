@@ -59,7 +59,17 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
     link_bw[m.name] = m.busbw_gbps;
     for (const auto& node : m.nodes) node_best[node] = std::max(node_best[node], m.busbw_gbps);
   }
-  if (node_best.size() >= 3) a.slowest_node = slowest(node_best);
+  if (node_best.size() >= 3) {
+    a.slowest_node = slowest(node_best);
+    // Every node far below the median node, slowest first, so that one run names them all.
+    for (const auto& [name, best] : node_best) {
+      const Standing s = standing(name, best, a.slowest_node->median_gbps);
+      if (s.slow || (t.min_fraction_of_median && s.fraction < *t.min_fraction_of_median))
+        a.slow_nodes.push_back(s);
+    }
+    std::stable_sort(a.slow_nodes.begin(), a.slow_nodes.end(),
+                     [](const Standing& x, const Standing& y) { return x.fraction < y.fraction; });
+  }
   if (!link_bw.empty()) {
     a.slowest_link = slowest(link_bw);
     // Against what a healthy node reaches: when one node is slow, most of its links are, and
@@ -88,13 +98,14 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
     }
     if (fails) failing.push_back(m);
   }
-  const bool node_too_slow = t.min_fraction_of_median && a.slowest_node &&
-                            a.slowest_node->fraction < *t.min_fraction_of_median;
-  if (node_too_slow)
-    a.failures.push_back("node " + a.slowest_node->name + ": its best link reaches " +
-                         number(a.slowest_node->fraction) + "x the median node's " +
-                         number(a.slowest_node->median_gbps) + " GB/s, below min_fraction_of_median=" +
-                         number(*t.min_fraction_of_median) + from(t));
+  bool node_too_slow = false;
+  for (const Standing& n : a.slow_nodes) {
+    if (!t.min_fraction_of_median || n.fraction >= *t.min_fraction_of_median) continue;
+    node_too_slow = true;
+    a.failures.push_back("node " + n.name + ": its best link reaches " + number(n.fraction) +
+                         "x the median node's " + number(n.median_gbps) +
+                         " GB/s, below min_fraction_of_median=" + number(*t.min_fraction_of_median) + from(t));
+  }
   if (a.passed()) return a;
 
   // Which node to leave out: a node far below the others, else the one node every failing link
@@ -109,7 +120,7 @@ Analysis analyse(const std::optional<Measurement>& all, const std::vector<Measur
     *shared = both;
   }
   if (a.slowest_node && (a.slowest_node->slow || node_too_slow)) {
-    a.exclude = {a.slowest_node->name};
+    for (const Standing& n : a.slow_nodes) a.exclude.push_back(n.name);
   } else if (shared && shared->size() == 1) {
     a.exclude = {*shared->begin()};
   } else if (shared && shared->size() == 2) {

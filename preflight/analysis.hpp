@@ -43,6 +43,8 @@ struct Standing {
 struct Analysis {
   // With three nodes or more: a node is as fast as its best link, compared with the median node.
   std::optional<Standing> slowest_node;
+  // Every node below kSlowFraction or the threshold min_fraction_of_median, slowest first.
+  std::vector<Standing> slow_nodes;
   // With one link or more, compared with the median node when there is one, else with the
   // median link (a single link is its own median).
   std::optional<Standing> slowest_link;

@@ -115,8 +115,12 @@ std::string render_standings(const Analysis& a, std::size_t links) {
 }
 
 std::string failure_message(const Analysis& a) {
+  // A thousand nodes may fail a hundred links: the first few, counted beyond (the table and the
+  // JSON have them all); the advice's --exclude= lists every node it names.
   std::string text;
-  for (std::size_t i = 0; i < a.failures.size(); ++i) text += (i ? "; " : "") + a.failures[i];
+  const std::size_t shown = std::min(a.failures.size(), kMaxFailuresNamed);
+  for (std::size_t i = 0; i < shown; ++i) text += (i ? "; " : "") + a.failures[i];
+  if (a.failures.size() > shown) text += "; and " + std::to_string(a.failures.size() - shown) + " more";
   return text + ". " + (a.advice.empty() ? std::string() : "Fix: " + a.advice);
 }
 

@@ -28,7 +28,9 @@ std::string render_measurements(const std::optional<Measurement>& all,
 std::string render_sweep(const AllreduceSweep& sweep);
 // The slowest node and link against the median, for the lines under the table.
 std::string render_standings(const Analysis& analysis, std::size_t links);
-// The failure in one paragraph: every threshold not met, and what to do.
+// The failure in one paragraph: the first kMaxFailuresNamed thresholds not met (the others
+// counted), and what to do.
+inline constexpr std::size_t kMaxFailuresNamed = 8;
 std::string failure_message(const Analysis& analysis);
 
 }  // namespace ddp::preflight

@@ -2,7 +2,11 @@
 // and the node a resubmitted job should leave out.
 #include "analysis.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
+
+#include "report.hpp"
 
 namespace {
 
@@ -125,6 +129,38 @@ TEST(PreflightAnalysis, OneRankMovesNothingAndIsNotJudged) {
   Thresholds t;
   t.min_busbw_gbps = 5;
   EXPECT_TRUE(ddp::preflight::analyse(all_ranks(0, 10, 1), {}, t).passed());
+}
+
+// A ring of 40 nodes, three of them slow (n7, n22 and n23 side by side): one run names all three,
+// slowest first, in one --exclude= line, and the message names the first failures and counts the rest.
+TEST(PreflightAnalysis, EverySlowNodeIsNamedInOneRun) {
+  const auto speed = [](int n) { return n == 7 ? 0.5 : n == 22 ? 0.2 : n == 23 ? 0.3 : 10.0; };
+  std::vector<Measurement> ring;
+  for (int n = 0; n < 40; ++n) {
+    const int next = (n + 1) % 40;
+    ring.push_back(link("n" + std::to_string(n), "n" + std::to_string(next), std::min(speed(n), speed(next))));
+  }
+  Thresholds t;
+  t.min_busbw_gbps = 5;
+  const auto a = ddp::preflight::analyse(std::nullopt, ring, t);
+  EXPECT_EQ(a.exclude, (std::vector<std::string>{"n22", "n23", "n7"})) << joined(a.exclude);
+  EXPECT_EQ(a.advice, "resubmit without these nodes: sbatch --exclude=n22,n23,n7 ...");
+  ASSERT_EQ(a.failures.size(), 5u) << joined(a.failures);  // n6-n7, n7-n8, n21-n22, n22-n23, n23-n24
+
+  Thresholds f;
+  f.min_fraction_of_median = 0.9;
+  std::vector<Measurement> many;
+  for (int n = 0; n < 40; ++n) {  // every third node at 0.1x: 14 nodes below the threshold
+    const int next = (n + 1) % 40;
+    const auto bw = [](int k) { return k % 3 == 0 ? 1.0 : 10.0; };
+    many.push_back(link("n" + std::to_string(n), "n" + std::to_string(next), std::min(bw(n), bw(next))));
+  }
+  const auto b = ddp::preflight::analyse(std::nullopt, many, f);
+  EXPECT_EQ(b.exclude.size(), 14u) << joined(b.exclude);
+  const std::string message = ddp::preflight::failure_message(b);
+  EXPECT_NE(message.find("; and 6 more. Fix: resubmit without these nodes: sbatch --exclude=n0,n12,"),
+            std::string::npos) << message;
+  EXPECT_LT(message.size(), 2048u) << message;
 }
 
 TEST(PreflightAnalysis, ExcludeOption) {
