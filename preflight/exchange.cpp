@@ -22,6 +22,7 @@ CheckRound exchange_checks(Rendezvous& rendezvous, const RankReport& mine, std::
     }
     const auto nodes = node_leaders(reports);
     for (const auto& n : nodes) out.nodes.push_back(n.host);
+    out.failed_nodes = nodes_that_failed(reports);
     out.rows.push_back({"contract", Status::Ok,
                         std::to_string(rendezvous.context().world_size) + " ranks on " +
                             std::to_string(nodes.size()) + " node(s), the same WORLD_SIZE and MASTER on every rank"});

@@ -18,6 +18,7 @@ namespace ddp::preflight {
 struct CheckRound {
   std::vector<Check> rows;         // rank 0: the contract, `first_rows`, one per check over all ranks
   std::vector<std::string> nodes;  // rank 0: the step's nodes, by NODE_RANK
+  std::vector<std::string> failed_nodes;  // rank 0: nodes_that_failed
   RankOrders orders;               // every rank: its own
 };
 

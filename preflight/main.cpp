@@ -161,8 +161,13 @@ int run(const Args& args, bool& main_rank) {
   result.checks = rows;
   if (!orders.measure) {
     if (main_rank) {
-      const std::string reason =
-          "a check failed on some rank (see the table); the step was stopped before measuring";
+      std::string reason = "a check failed on some rank (see the table); the step was stopped before measuring";
+      if (!checked.failed_nodes.empty()) {
+        result.analysis.exclude = checked.failed_nodes;
+        result.analysis.advice = "resubmit without the nodes whose checks failed: sbatch " +
+                                 pf::exclude_option(checked.failed_nodes) + " ...";
+        reason += ". Fix: " + result.analysis.advice;
+      }
       result.stopped_at = "checks";
       result.reason = reason;
       result.seconds = since(start);

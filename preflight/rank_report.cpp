@@ -80,6 +80,20 @@ std::vector<Check> summarise(const std::vector<RankReport>& reports) {
   return rows;
 }
 
+std::vector<std::string> nodes_that_failed(const std::vector<RankReport>& reports) {
+  std::map<int, std::pair<std::string, bool>> nodes;  // NODE_RANK -> host, failed
+  for (const RankReport& r : reports) {
+    auto& [host, failed] = nodes[r.node_rank];
+    host = r.host;
+    for (const Check& c : r.checks) failed = failed || c.status == Status::Failed;
+  }
+  std::vector<std::string> out;
+  for (const auto& [node, entry] : nodes)
+    if (entry.second) out.push_back(entry.first);
+  if (out.size() == nodes.size()) out.clear();
+  return out;
+}
+
 std::vector<NodeLeader> node_leaders(const std::vector<RankReport>& reports) {
   std::map<int, NodeLeader> by_node;
   for (const RankReport& r : reports) {

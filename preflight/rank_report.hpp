@@ -23,6 +23,11 @@ struct RankReport {
 // node that drive the same GPU.
 std::vector<Check> summarise(const std::vector<RankReport>& reports);
 
+// The nodes to leave out after the checks: those with a rank whose check failed, in NODE_RANK
+// order, when some node passed every check; none when every node failed (a profile or job
+// mistake, which leaving nodes out would not mend).
+std::vector<std::string> nodes_that_failed(const std::vector<RankReport>& reports);
+
 // Nodes by NODE_RANK, each with its lowest rank (the one that measures its links).
 struct NodeLeader {
   std::string host;

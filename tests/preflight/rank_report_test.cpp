@@ -60,4 +60,18 @@ TEST(PreflightRankReport, EachNodeIsLedByItsLowestRank) {
   EXPECT_EQ(leaders[1].rank, 2);
 }
 
+// A node with a failed check is left out, and every such node is named in one run; when every node
+// failed, the fix is not to leave nodes out.
+TEST(PreflightRankReport, NodesWithAFailedCheckAreNamedUnlessAllFailed) {
+  const auto report = [](int rank, const std::string& host, Status s) {
+    return pf::RankReport{rank, rank / 2, host, "", {{"hcas", s, s == Status::Failed ? "mlx5_0:1 DOWN" : "ok"}}};
+  };
+  std::vector<pf::RankReport> reports;
+  for (int r = 0; r < 8; ++r)
+    reports.push_back(report(r, "n" + std::to_string(r / 2), r == 3 || r == 6 ? Status::Failed : Status::Ok));
+  EXPECT_EQ(pf::nodes_that_failed(reports), (std::vector<std::string>{"n1", "n3"}));
+  for (auto& r : reports) r.checks[0].status = Status::Failed;
+  EXPECT_TRUE(pf::nodes_that_failed(reports).empty());
+}
+
 }  // namespace
