@@ -199,7 +199,7 @@ int free_port() {
 // Rank 0 holds about 2 descriptors per rank (LibTorch 1.13's clients open two connections each;
 // libddp raises rank 0's limit itself and names the fix when it cannot), and a process of
 // simulated ranks about 4 per rank (both connections, and the pipe of the thread that serves the
-// second). The hard limit is the most a process may raise itself to: it decides how many
+// second), and a fifth while a rank whose connection was reset connects again: 5 are counted. The hard limit is the most a process may raise itself to: it decides how many
 // processes the simulated ranks need.
 int ranks_per_process(int ranks) {
   rlimit limit{};
@@ -214,7 +214,7 @@ int ranks_per_process(int ranks) {
   limit.rlim_cur = hard;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) cannot(std::string("setrlimit: ") + std::strerror(errno));
   if (hard == RLIM_INFINITY || hard > (1u << 20)) return ranks;
-  return std::max<int>(1, static_cast<int>((hard - 256) / 4));
+  return std::max<int>(1, static_cast<int>((hard - 256) / 5));
 }
 
 struct Rank {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -30,6 +31,8 @@ namespace ddp {
 
 struct Rendezvous::Native {
   c10::intrusive_ptr<c10d::Store> store;
+  // Rank 0's extra connections for reading many ranks' texts at once (gather), made when first needed.
+  std::vector<c10::intrusive_ptr<c10d::Store>> readers;
 };
 
 }  // namespace ddp
