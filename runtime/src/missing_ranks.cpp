@@ -66,14 +66,21 @@ NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<in
   return out;
 }
 
+NamedRanks name_absent(c10d::Store& store, const Context& c, const KeyOf& key_of, std::int64_t counted) {
+  const auto absent = first_absent(store, c.world_size, key_of, plan::kMaxNamedRanks);
+  // Two tasks that claim one RANK count twice; the absent are at least those found.
+  const std::size_t total = std::max<std::size_t>(
+      absent.size(), counted < c.world_size ? static_cast<std::size_t>(c.world_size - counted) : 0);
+  NamedRanks named = name_ranks(store, c, absent, total);
+  // Every key there, yet not every rank counted: the last one ended between its two requests.
+  if (absent.empty()) named = {"(none absent now)", "every rank's key is there now"};
+  return named;
+}
+
 std::string missing_report(c10d::Store& store, const Context& c, const std::string& where,
                            std::chrono::milliseconds timeout) {
-  const auto missing = first_absent(store, c.world_size, arrival_key, plan::kMaxNamedRanks);
   const auto arrived = store.add(kArrivalsKey, 0);
-  // Two tasks that claim one RANK count twice as arrived; the missing are at least those found.
-  const std::size_t total = std::max<std::size_t>(
-      missing.size(), arrived < c.world_size ? static_cast<std::size_t>(c.world_size - arrived) : 0);
-  const auto named = name_ranks(store, c, missing, total);
+  const auto named = name_absent(store, c, arrival_key, arrived);
   return "rank(s) " + named.list + " of " + std::to_string(c.world_size) +
          " never arrived at the rendezvous " + where + " within " + seconds_text(timeout) +
          " s (missing: " + named.places + "; arrived: " + std::to_string(arrived) +

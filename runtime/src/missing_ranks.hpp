@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,5 +38,10 @@ struct NamedRanks {
 };
 NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<int>& ranks,
                       std::size_t total);
+
+// The ranks whose key_of(rank) is absent, when `counted` ranks said they set theirs: the first
+// kMaxNamedRanks found, the total at least world_size - counted.
+NamedRanks name_absent(c10d::Store& store, const Context& c,
+                       const std::function<std::string(int)>& key_of, std::int64_t counted);
 
 }  // namespace ddp::detail

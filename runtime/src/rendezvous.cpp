@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -330,7 +331,9 @@ void contribute(c10d::Store& store, const Round& round, int rank, int world_size
   if (store.add(round.count_key(), 1) == world_size) set_text(store, round.all_key(), "1");
 }
 
-// Waits for every rank's text; on a time-out, names the first few that left none.
+// Waits for every rank's text; on a time-out, names the first few that left none. The report goes
+// through a connection of its own: on LibTorch 1.13 the server keeps the timed-out wait and may
+// answer it late on this one, and that byte would be read as the answer to the next request.
 void wait_for_all(c10d::Store& store, const Context& c, const Round& round,
                   std::chrono::milliseconds timeout) {
   try {
@@ -338,23 +341,22 @@ void wait_for_all(c10d::Store& store, const Context& c, const Round& round,
     return;
   } catch (const std::exception&) {
   }
-  const auto absent = detail::first_absent(
-      store, c.world_size, [&](int r) { return round.text_key(r); }, plan::kMaxNamedRanks);
-  const auto came = store.add(round.count_key(), 0);
-  const std::size_t total = std::max<std::size_t>(
-      absent.size(), came < c.world_size ? static_cast<std::size_t>(c.world_size - came) : 0);
-  const auto named = detail::name_ranks(store, c, absent, total);
+  const auto fresh = detail::second_connection(c, timeout);
+  const auto named = detail::name_absent(
+      *fresh, c, [&](int r) { return round.text_key(r); }, fresh->add(round.count_key(), 0));
   throw Error("rank(s) " + named.list + " of " + std::to_string(c.world_size) + " did not answer within " +
               detail::seconds_text(timeout) + " s (missing: " + named.places +
               "): they ended or hang (their own output says why)");
 }
 
-// What rank 0 left under `key`, once it did.
-std::string from_rank0(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout) {
+// What rank 0 left under `key`, once it did; `owed`: how long rank 0 may still be waiting for the
+// others in a gather this rank already left.
+std::string from_rank0(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout,
+                       std::chrono::milliseconds owed) {
   try {
-    store.wait({key}, timeout);
+    store.wait({key}, timeout + owed);
   } catch (const std::exception&) {
-    throw Error("rank 0 said nothing within " + detail::seconds_text(timeout) +
+    throw Error("rank 0 said nothing within " + detail::seconds_text(timeout + owed) +
                 " s: it ended or hangs (its own output says why)");
   }
   return get_text(store, key);
@@ -432,11 +434,16 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
 }
 
 std::vector<std::string> Rendezvous::gather(const std::string& text, std::chrono::milliseconds timeout) {
-  const Round round{"ddp/gather/" + std::to_string(++round_) + "/"};
+  const Round round{"ddp/to0/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
   try {
     contribute(store, round, context_.rank, context_.world_size, text);
-    if (context_.rank != 0) return {};
+    // Rank 0 may wait `timeout` for the last rank before it reads, decides and answers: this
+    // rank's next wait on rank 0 allows for that.
+    if (context_.rank != 0) {
+      rank0_owes_ = timeout;
+      return {};
+    }
     wait_for_all(store, context_, round, timeout);
     return read_texts(*native_, context_, round, timeout);
   } catch (const Error&) {
@@ -457,7 +464,7 @@ std::string Rendezvous::scatter(const std::vector<std::string>& texts, std::chro
       for (int r = 1; r < context_.world_size; ++r) set_text(store, round.text_key(r), texts[static_cast<std::size_t>(r)]);
       return texts.front();
     }
-    return from_rank0(store, round.text_key(context_.rank), timeout);
+    return from_rank0(store, round.text_key(context_.rank), timeout, std::exchange(rank0_owes_, {}));
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -469,6 +476,7 @@ std::vector<std::string> Rendezvous::all_gather(const std::string& text,
                                                 std::chrono::milliseconds timeout) {
   const Round round{"ddp/gather/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
+  rank0_owes_ = {};  // every rank waits here for every other, rank 0 included
   try {
     contribute(store, round, context_.rank, context_.world_size, text);
     wait_for_all(store, context_, round, timeout);
@@ -491,7 +499,7 @@ std::string Rendezvous::broadcast(const std::string& text, std::chrono::millisec
       set_text(store, key, text);
       return text;
     }
-    return from_rank0(store, key, timeout);
+    return from_rank0(store, key, timeout, std::exchange(rank0_owes_, {}));
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

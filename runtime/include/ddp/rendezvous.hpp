@@ -61,6 +61,7 @@ class Rendezvous {
   std::string host_;
   std::unique_ptr<Native> native_;
   long long round_ = 0;  // how many exchanges so far: every rank counts the same
+  std::chrono::milliseconds rank0_owes_{0};  // after a gather: how long rank 0 may still wait
 };
 
 }  // namespace ddp
