@@ -121,7 +121,8 @@ int open_descriptors() {
 // ddp-preflight's exchange after the checks, with what a healthy node's ranks find (one NIC and
 // HCA port per GPU) and a link figure for each pair a node's leader is told to measure. Returns
 // the verdict every rank hears; rank 0 also counts the rows and links it read.
-std::string preflight_exchange(ddp::Rendezvous& rdv, std::size_t* rows, std::size_t* links) {
+std::string preflight_exchange(ddp::Rendezvous& rdv, std::chrono::milliseconds timeout, std::size_t* rows,
+                               std::size_t* links) {
   namespace pf = ddp::preflight;
   const ddp::Context& c = rdv.context();
   const std::string gpu = "0000:" + std::to_string(16 + c.local_rank) + ":00.0";
@@ -130,7 +131,6 @@ std::string preflight_exchange(ddp::Rendezvous& rdv, std::size_t* rows, std::siz
                             {{"interfaces", pf::Status::Ok, "ib" + rail + " (NCCL_SOCKET_IFNAME) up, 200000 Mb/s"},
                              {"hcas", pf::Status::Ok, "mlx5_" + rail + ":1 ACTIVE, 200 Gb/sec (4X HDR)"},
                              {"gpus", pf::Status::Ok, "cuda:" + rail + " " + gpu}}};
-  const auto timeout = std::chrono::milliseconds(600000);
   const auto checked = pf::exchange_checks(rdv, mine, {}, "auto", timeout);
   std::vector<pf::Measurement> measured;
   for (const pf::PairJob& job : checked.orders.jobs)
@@ -161,7 +161,7 @@ int run_rank0(const Options& o) {
     if (o.preflight) {
       const Clock::time_point met = Clock::now();
       std::size_t rows = 0, links = 0;
-      const std::string verdict = preflight_exchange(*r, &rows, &links);
+      const std::string verdict = preflight_exchange(*r, timeout_of(o), &rows, &links);
       char took[32];
       std::snprintf(took, sizeof took, "%.2f", since(met));
       line += std::string(" preflight=") + took + " verdict=" + verdict + " rows=" + std::to_string(rows) +
@@ -230,7 +230,7 @@ void* run_rank(void* arg) {
   try {
     r->met = ddp::Rendezvous::meet(context_of(*r->options, r->rank), timeout_of(*r->options));
     if (r->options->preflight) {
-      const std::string verdict = preflight_exchange(*r->met, nullptr, nullptr);
+      const std::string verdict = preflight_exchange(*r->met, timeout_of(*r->options), nullptr, nullptr);
       if (verdict != "pass") throw ddp::Error("the preflight's verdict was '" + verdict + "'");
     }
   } catch (const ddp::Error& e) {
@@ -397,6 +397,8 @@ int main(int argc, char** argv) {
       // Rings beyond 16 nodes (pair_mode "auto"): n links; all pairs up to it; one for two nodes.
       const int links = nodes > 16 ? nodes : nodes * (nodes - 1) / 2;
       if (value("verdict") != "pass") problems.push_back("the preflight did not pass: " + said);
+      // The contract row, then interfaces, hcas and gpus.
+      if (value("rows") != "4") problems.push_back("rank 0's table has " + value("rows") + " rows, not 4");
       if (value("links") != std::to_string(links))
         problems.push_back("rank 0 read " + value("links") + " links, not " + std::to_string(links));
       std::printf(" preflight_exchange_s=%s preflight_rows=%s", value("preflight").c_str(), value("rows").c_str());

@@ -147,14 +147,14 @@ int exchange(const ddp::Context& ctx, int absent) {
     return 0;
   }
   if (absent >= 0) {
-    if (ctx.rank == 0) {
-      try {
-        rdv->gather("g0", 2s);
-      } catch (const ddp::Error& e) {
-        std::printf("rank 0 gather: %s\n", e.what());
-      }
+    // Every rank calls both, in the same order; only rank 0 waits in the gather (1 s), and the
+    // all-gather (3 s) then names the absent rank on every rank that waits for it.
+    try {
+      rdv->gather("g", 1s);
+    } catch (const ddp::Error& e) {
+      std::printf("rank %d gather: %s\n", ctx.rank, e.what());
     }
-    rdv->all_gather("a", 2s);  // throws, naming the absent rank
+    rdv->all_gather("a", 3s);  // throws
     return 0;
   }
   const auto all = rdv->all_gather("r" + std::to_string(ctx.rank) + "@" + rdv->host(), 4s);
