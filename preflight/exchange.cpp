@@ -13,13 +13,19 @@ CheckRound exchange_checks(Rendezvous& rendezvous, const RankReport& mine, std::
   CheckRound out;
   std::vector<std::string> orders;
   if (rendezvous.context().is_main()) {
+    // Each report on its own: one that does not decode fails the step and names its rank (the
+    // first, and how many more), and the others still count.
     std::vector<RankReport> reports;
     std::string unreadable;
-    try {
-      for (std::size_t r = 0; r < texts.size(); ++r) reports.push_back(decode_report(texts[r], static_cast<int>(r)));
-    } catch (const Error& e) {
-      unreadable = e.what();
+    std::size_t unread = 0;
+    for (std::size_t r = 0; r < texts.size(); ++r) {
+      try {
+        reports.push_back(decode_report(texts[r], static_cast<int>(r)));
+      } catch (const Error& e) {
+        if (unread++ == 0) unreadable = e.what();
+      }
     }
+    if (unread > 1) unreadable += " (and " + std::to_string(unread - 1) + " more ranks' reports)";
     const auto nodes = node_leaders(reports);
     for (const auto& n : nodes) out.nodes.push_back(n.host);
     out.failed_nodes = nodes_that_failed(reports);
