@@ -396,10 +396,18 @@ std::vector<std::string> read_texts(Rendezvous::Native& native, const Context& c
   return out;
 }
 
-// The store failed under a request, not by a time-out: rank 0 is the likely cause.
-Error store_lost(const std::exception& e, const char* doing) {
-  return Error(std::string("lost the rendezvous store while ") + doing + ": " + compat::message_of(e) +
-               ". Rank 0 (which serves it) probably ended");
+// Runs one exchange: its own ddp::Errors pass; any other failure of the store under a request (not
+// a time-out, which the exchange names itself) says rank 0, which serves it, is the likely cause.
+template <class Exchange>
+auto through_store(const char* doing, Exchange exchange) -> decltype(exchange()) {
+  try {
+    return exchange();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(std::string("lost the rendezvous store while ") + doing + ": " + compat::message_of(e) +
+                ". Rank 0 (which serves it) probably ended");
+  }
 }
 
 // A rank that dies closes its sockets, and the next write to one raises SIGPIPE, whose default
@@ -436,7 +444,7 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
 std::vector<std::string> Rendezvous::gather(const std::string& text, std::chrono::milliseconds timeout) {
   const Round round{"ddp/to0/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
-  try {
+  return through_store("gathering the other ranks' texts", [&]() -> std::vector<std::string> {
     contribute(store, round, context_.rank, context_.world_size, text);
     // Rank 0 may wait `timeout` for the last rank before it reads, decides and answers: this
     // rank's next wait on rank 0 allows for that.
@@ -446,30 +454,22 @@ std::vector<std::string> Rendezvous::gather(const std::string& text, std::chrono
     }
     wait_for_all(store, context_, round, timeout);
     return read_texts(*native_, context_, round, timeout);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_lost(e, "gathering the other ranks' texts");
-  }
+  });
 }
 
 std::string Rendezvous::scatter(const std::vector<std::string>& texts, std::chrono::milliseconds timeout) {
   const Round round{"ddp/scatter/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
-  try {
-    if (context_.rank == 0) {
-      if (texts.size() != static_cast<std::size_t>(context_.world_size))
-        throw Error("Rendezvous::scatter: rank 0 passed " + std::to_string(texts.size()) +
-                    " texts for " + std::to_string(context_.world_size) + " ranks");
-      for (int r = 1; r < context_.world_size; ++r) set_text(store, round.text_key(r), texts[static_cast<std::size_t>(r)]);
-      return texts.front();
-    }
-    return from_rank0(store, round.text_key(context_.rank), timeout, std::exchange(rank0_owes_, {}));
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_lost(e, "waiting for rank 0");
-  }
+  return through_store("waiting for rank 0", [&]() -> std::string {
+    if (context_.rank != 0)
+      return from_rank0(store, round.text_key(context_.rank), timeout, std::exchange(rank0_owes_, {}));
+    if (texts.size() != static_cast<std::size_t>(context_.world_size))
+      throw Error("Rendezvous::scatter: rank 0 passed " + std::to_string(texts.size()) + " texts for " +
+                  std::to_string(context_.world_size) + " ranks");
+    for (int r = 1; r < context_.world_size; ++r)
+      set_text(store, round.text_key(r), texts[static_cast<std::size_t>(r)]);
+    return texts.front();
+  });
 }
 
 std::vector<std::string> Rendezvous::all_gather(const std::string& text,
@@ -477,34 +477,24 @@ std::vector<std::string> Rendezvous::all_gather(const std::string& text,
   const Round round{"ddp/gather/" + std::to_string(++round_) + "/"};
   auto& store = *native_->store;
   rank0_owes_ = {};  // every rank waits here for every other, rank 0 included
-  try {
+  return through_store("exchanging with the other ranks", [&]() -> std::vector<std::string> {
     contribute(store, round, context_.rank, context_.world_size, text);
     wait_for_all(store, context_, round, timeout);
     std::vector<std::string> out;
     out.reserve(static_cast<std::size_t>(context_.world_size));
     for (int r = 0; r < context_.world_size; ++r) out.push_back(get_text(store, round.text_key(r)));
     return out;
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_lost(e, "exchanging with the other ranks");
-  }
+  });
 }
 
 std::string Rendezvous::broadcast(const std::string& text, std::chrono::milliseconds timeout) {
   const std::string key = "ddp/broadcast/" + std::to_string(++round_);
   auto& store = *native_->store;
-  try {
-    if (context_.rank == 0) {
-      set_text(store, key, text);
-      return text;
-    }
-    return from_rank0(store, key, timeout, std::exchange(rank0_owes_, {}));
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw store_lost(e, "waiting for rank 0");
-  }
+  return through_store("waiting for rank 0", [&]() -> std::string {
+    if (context_.rank != 0) return from_rank0(store, key, timeout, std::exchange(rank0_owes_, {}));
+    set_text(store, key, text);
+    return text;
+  });
 }
 
 void Rendezvous::finish(std::chrono::milliseconds timeout) {
