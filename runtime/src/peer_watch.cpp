@@ -42,12 +42,19 @@ PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
   o.isServer = false;
   o.waitWorkers = false;
   // A request that takes this long means rank 0, which serves the store, is gone.
-  o.timeout = store_timeout_ = std::max(options.peer_timeout, std::chrono::milliseconds(1000));
+  store_timeout_ = std::max(options.peer_timeout, std::chrono::milliseconds(1000));
+  o.timeout = std::max(options.connect_timeout, store_timeout_);
   try {
-    store_ = compat::make_tcp_store(context.master_addr, o);
-    // Arms the connection's receive time-out (LibTorch 1.13 sets it on the first wait only):
-    // without it a frozen rank 0 would block the watch forever instead of being found.
-    store_->wait({arrival_key(context.rank)}, o.timeout);
+    const auto connect = [&] { return compat::make_tcp_store(context.master_addr, o); };
+    store_ = first_answer(connect(), context.rank, Clock::now(), o.timeout,
+                          [&](c10d::Store& s) { s.wait({arrival_key(context.rank)}, o.timeout); }, connect);
+    // Then the watch's own time-out, for requests from here on: LibTorch 1.13 arms the
+    // connection's receive time-out in each wait (and only there), and without it a frozen rank 0
+    // would block the watch forever instead of being found.
+    store_->setTimeout(store_timeout_);
+    store_->wait({arrival_key(context.rank)}, store_timeout_);
+    // The first beat at once: the neighbour's watch knows from it that this one runs.
+    store_->add(beat_key(context.rank), 1);
     rank0_host_ = host_of(0);
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(context.rank) + " could not open its heartbeat connection to " +
@@ -115,6 +122,11 @@ std::string PeerWatch::rank0_lost(const std::string& detail) const {
   return "lost contact with rank 0 of " + std::to_string(context_.world_size) + " (on " +
          rank0_host_ + "), which serves the rendezvous store: it ended, was killed, or its node or " +
          "network failed (" + detail + ")";
+}
+
+std::optional<std::string> PeerWatch::verdict() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return report_;
 }
 
 void PeerWatch::finish() {
@@ -233,7 +245,7 @@ void PeerWatch::tick() {
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > options_.peer_timeout && silent_before_.empty()) {
+      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && silent_before_.empty()) {
         // Silent for good. Its node's other ranks likely are too: a census over the next beats
         // (this thread keeps beating meanwhile) names all of them.
         silent_before_ = beats();
@@ -264,6 +276,14 @@ void PeerWatch::tick() {
     report_ = found;
     report_at_ = Clock::now();
   }
+}
+
+// A neighbour whose watch has not beaten yet (it beats once as soon as it is connected) may still
+// be connecting, which takes longer with the job (thousands of ranks connecting to rank 0's
+// store): judged as silent before then, it would be named lost, and every rank that found one
+// would take a census. Once connected, it has the peer time-out.
+std::chrono::milliseconds PeerWatch::silence_allowed() const {
+  return neighbour_beat_ > 0 ? options_.peer_timeout : std::max(options_.peer_timeout, options_.connect_timeout);
 }
 
 std::vector<std::int64_t> PeerWatch::beats() {

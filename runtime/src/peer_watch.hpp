@@ -27,6 +27,10 @@ struct PeerWatchOptions {
   std::chrono::milliseconds interval{1000};
   // A neighbour whose beat has not moved for this long is lost.
   std::chrono::milliseconds peer_timeout{60000};
+  // The connection's first answer waits behind every other rank's new connection to rank 0's
+  // store (the classic server accepts one per pass over all of them: about 20 s for 8,192 ranks
+  // on the 2-core machine), so it may take as long as the process group's own set-up.
+  std::chrono::milliseconds connect_timeout{300000};
   // Once this watch finds a loss, a process still running this much later (its collectives hang
   // instead of failing) is ended with the reason on stderr. Once a failed collective has told the
   // program (explain()), it gets `explained_grace` to end by itself. Zero: never.
@@ -48,6 +52,10 @@ class PeerWatch {
   // nothing when every rank still beats. Notes this rank as failing rather than lost, and may
   // take a census of a few intervals.
   std::optional<std::string> explain();
+
+  // What this watch has found so far (a lost rank, rank 0 gone), without a store request: for a
+  // caller that looks now and then instead of waiting for a collective to fail.
+  std::optional<std::string> verdict();
 
   // Clean end of the job for this rank: noted as done (not lost), and the beat stops.
   void finish();
@@ -73,6 +81,7 @@ class PeerWatch {
   void tick();
   std::optional<std::string> census();
   std::optional<std::string> count_lost();  // the census itself, by the rank that takes it
+  std::chrono::milliseconds silence_allowed() const;  // before the neighbour is silent
   std::vector<std::int64_t> beats();  // every other rank's beat counter now
   // Ranks (not this one) whose beat did not move between the two counts and that left no note.
   std::vector<int> silent(const std::vector<std::int64_t>& before,

@@ -204,6 +204,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   if (c.world_size > 1 && o.peer_timeout.count() > 0) {
     detail::PeerWatchOptions watch;
     watch.peer_timeout = o.peer_timeout;
+    watch.connect_timeout = o.timeout;  // as long as the backend's own set-up may take
     native->watch = std::make_shared<detail::PeerWatch>(c, watch);
   }
   const torch::Device device = chosen == c::Backend::Nccl

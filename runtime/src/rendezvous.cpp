@@ -108,6 +108,12 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
   return future.get();
 }
 
+// Rank 0's reads of every rank's text. The classic TCPStore server (LibTorch 1.13, and 2.x as
+// Debian builds it) answers the requests it finds in one pass over all its connections, so R reads
+// one after another cost R passes over R connections (4,096 ranks: 12 s on the 2-core machine).
+// Readers on connections of their own are answered in the same passes, about kReaders times fewer.
+constexpr std::size_t kReaders = 16;
+
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
@@ -116,8 +122,8 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   if (c.rank == 0)
-    ensure_open_files(static_cast<std::uint64_t>(c.world_size) * compat::kStoreConnectionsPerClient + 64,
-                      "rank 0 serving the rendezvous of " + std::to_string(c.world_size) + " ranks");
+    ensure_open_files(rank0_open_files(c.world_size), "rank 0 serving the rendezvous and the heartbeats of " +
+                                                          std::to_string(c.world_size) + " ranks");
   try {
     if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
     return connect_client(c, options, timeout);
@@ -227,6 +233,30 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
+std::uint64_t rank0_open_files(int world_size) {
+  const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
+  return static_cast<std::uint64_t>(world_size) * 2 * per_client + 2 * kReaders * per_client + 64;
+}
+
+c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> store, int rank,
+                                             std::chrono::steady_clock::time_point since,
+                                             std::chrono::milliseconds timeout,
+                                             const std::function<void(c10d::Store&)>& first,
+                                             const std::function<c10::intrusive_ptr<c10d::Store>()>& reconnect) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      first(*store);
+      return store;
+    } catch (const std::exception&) {
+      const auto spent = std::chrono::steady_clock::now() - since;
+      if (rank == 0 || spent + kRetryPause >= timeout) throw;
+      // Spread over a second so that the retries do not overflow the queue again together.
+      std::this_thread::sleep_for(kRetryPause * (1 + (rank * 7919 + attempt * 104729) % 10) / 10);
+      store = reconnect();
+    }
+  }
+}
+
 // Each rank makes a constant number of requests and waits on keys instead of polling: the store
 // answers a wait when the key is set, so R waiting ranks cost the server nothing until then. Rank
 // 0 waits for the view of the WORLD_SIZE-th task to arrive, judges the tallies, and sets one
@@ -237,25 +267,21 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
   auto store = connect(c, timeout);
   const std::string host = this_host(c);
   const RankView mine = view_of(c, host);
-  for (int attempt = 1;; ++attempt) {
-    try {
-      store->set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
-      // The server's first answer: it proves that a rendezvous store, not some other program,
-      // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out, without
-      // which the add() below would wait forever on a listener that never answers.
-      store->wait({arrival_key(c.rank)}, timeout);
-      break;
-    } catch (const std::exception& e) {
-      // Thousands of ranks connecting at once overflow the store's listen queue: the kernel
-      // completes a connection the server never accepts, and resets it when this rank writes.
-      // Such a rank connects again while its time-out lasts; a listener that never answers
-      // (another program on the port) lets the wait run out instead, and is named.
-      const auto spent = std::chrono::steady_clock::now() - start;
-      if (c.rank == 0 || spent + kRetryPause >= timeout) throw no_answer(c, host, timeout, compat::message_of(e));
-      // Spread over a second so that the retries do not overflow the queue again together.
-      std::this_thread::sleep_for(kRetryPause * (1 + (c.rank * 7919 + attempt * 104729) % 10) / 10);
-      store = connect(c, timeout);
-    }
+  try {
+    store = first_answer(
+        store, c.rank, start, timeout,
+        [&](c10d::Store& s) {
+          s.set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+          // The server's first answer: it proves that a rendezvous store, not some other program,
+          // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out,
+          // without which the add() below would wait forever on a listener that never answers.
+          s.wait({arrival_key(c.rank)}, timeout);
+        },
+        [&] { return connect(c, timeout); });
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw no_answer(c, host, timeout, compat::message_of(e));
   }
   try {
     tally_view(*store, mine);
@@ -362,11 +388,7 @@ std::string from_rank0(c10d::Store& store, const std::string& key, std::chrono::
   return get_text(store, key);
 }
 
-// Rank 0's reads of every rank's text. The classic TCPStore server (LibTorch 1.13, and 2.x as
-// Debian builds it) answers the requests it finds in one pass over all its connections, so R reads
-// one after another cost R passes over R connections (4,096 ranks: 12 s on the 2-core machine).
-// Readers on connections of their own are answered in the same passes, about kReaders times fewer.
-constexpr std::size_t kReaders = 16;
+// Rank 0's reads of every rank's text (kReaders, at the top).
 constexpr int kReadAloneUpTo = 256;
 
 std::vector<std::string> read_texts(Rendezvous::Native& native, const Context& c, const Round& round,
@@ -379,10 +401,11 @@ std::vector<std::string> read_texts(Rendezvous::Native& native, const Context& c
     read_every(*native.store, 0, 1);
     return out;
   }
-  while (native.readers.size() < kReaders) native.readers.push_back(detail::second_connection(c, timeout));
+  while (native.readers.size() < detail::kReaders) native.readers.push_back(detail::second_connection(c, timeout));
   std::vector<std::future<void>> readers;
-  for (std::size_t k = 0; k < kReaders; ++k)
-    readers.push_back(std::async(std::launch::async, [&, k] { read_every(*native.readers[k], k, kReaders); }));
+  for (std::size_t k = 0; k < detail::kReaders; ++k)
+    readers.push_back(
+        std::async(std::launch::async, [&, k] { read_every(*native.readers[k], k, detail::kReaders); }));
   // Every reader ends before a failure is raised: they write into `out`.
   std::exception_ptr failed;
   for (auto& r : readers) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,23 @@ std::string arrival_key(int rank);
 
 // The count of tasks that arrived (every task adds one, two that claim one RANK included).
 inline constexpr const char* kArrivalsKey = "ddp/arrivals";
+
+// Rank 0's open files: every rank's connections to its store, one client for the rendezvous and
+// one for the peer watch's heartbeats (peer_watch.hpp), both ends of rank 0's own readers
+// (Rendezvous::gather past a few hundred ranks), and 64 for the program's own files.
+std::uint64_t rank0_open_files(int world_size);
+
+// Makes `first`, a store connection's first request (it must wait for the server's answer), on
+// `store`. Thousands of ranks connecting at once overflow the store's listen queue: the kernel
+// completes a connection the server never accepts, and resets it when the rank writes. So a rank
+// other than 0 connects again with `reconnect` while `timeout` from `since` lasts, and the last
+// failure is thrown once it is over (a listener that never answers, another program on the port,
+// lets the first request's own wait run out instead).
+c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> store, int rank,
+                                             std::chrono::steady_clock::time_point since,
+                                             std::chrono::milliseconds timeout,
+                                             const std::function<void(c10d::Store&)>& first,
+                                             const std::function<c10::intrusive_ptr<c10d::Store>()>& reconnect);
 
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
                                            std::chrono::milliseconds timeout);
