@@ -11,10 +11,18 @@
 //   - with --missing RANK, that rank (and the next --missing-count - 1) never comes instead: every
 //     rank must end with one and the same error naming the first 8 missing with their nodes, and
 //     error_bytes_per_rank is the longest of those texts.
+//   - with --watch kill|stop, then libddp's peer watch (runtime/src/peer_watch.hpp, the same code)
+//     on every rank: rank0_fds once every watch is connected, rank0_requests_per_s (requests rank
+//     0's store answered while nothing failed, counted by the kernel: data segments out on the
+//     store's connections), then one rank (its own process) is killed, or stopped (frozen: its
+//     connections stay open), and verdict_s is the time until every other rank's watch named it.
+//     After a kill every rank calls explain(), as after a collective that failed; after a stop
+//     nobody does (NCCL hangs instead), and the watch finds the silence after --peer-timeout.
 // Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
 // for speed: bench/scale.sh judges the numbers), 2 when this machine cannot run that many.
 //
 //   ddp-rendezvous-sim --ranks R [--preflight] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+//                      [--watch kill|stop [--peer-timeout S]]
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -24,19 +32,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ddp/context.hpp"
 #include "ddp/error.hpp"
 #include "ddp/rendezvous.hpp"
 #include "exchange.hpp"
+#include "peer_watch.hpp"
+#include "rendezvous.hpp"
 
 extern char** environ;
 
@@ -50,6 +66,8 @@ struct Options {
   double timeout_s = 60;
   bool rank0 = false;  // this process is rank 0 (started by the harness)
   bool preflight = false;  // after meeting, ddp-preflight's exchange
+  std::string fault;  // --watch: "kill" or "stop" one rank once every rank's peer watch runs
+  double peer_timeout_s = 10;
   int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
 };
 
@@ -73,19 +91,24 @@ Options parse(int argc, char** argv) {
       i += 2;
       continue;
     }
-    if (v == nullptr) cannot("usage: ddp-rendezvous-sim --ranks R [--missing RANK] [--timeout S] [--port P]");
+    if (v == nullptr)
+      cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--missing RANK [--missing-count N]] "
+             "[--watch kill|stop [--peer-timeout S]] [--timeout S] [--port P]");
     if (a == "--ranks") o.ranks = std::atoi(v);
     else if (a == "--missing") o.missing = std::atoi(v);
     else if (a == "--missing-count") o.missing_count = std::atoi(v);
     else if (a == "--timeout") o.timeout_s = std::atof(v);
     else if (a == "--port") o.port = std::atoi(v);
+    else if (a == "--watch") o.fault = v;
+    else if (a == "--peer-timeout") o.peer_timeout_s = std::atof(v);
     else cannot("unknown option " + a);
     ++i;
   }
   if (o.ranks < 2 || o.missing == 0 || o.missing_count < 1 || o.missing + o.missing_count > o.ranks ||
-      o.timeout_s <= 0)
+      o.timeout_s <= 0 || !(o.fault.empty() || o.fault == "kill" || o.fault == "stop") ||
+      o.peer_timeout_s < 1 || (!o.fault.empty() && (o.preflight || o.missing > 0)))
     cannot("--ranks must be at least 2, --missing one of ranks 1..R-1 (and the --missing-count from "
-           "there too), --timeout positive");
+           "there too), --timeout positive, --watch kill or stop (alone), --peer-timeout at least 1");
   return o;
 }
 
@@ -196,25 +219,31 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-// Rank 0 holds about 2 descriptors per rank (LibTorch 1.13's clients open two connections each;
-// libddp raises rank 0's limit itself and names the fix when it cannot), and a process of
-// simulated ranks about 4 per rank (both connections, and the pipe of the thread that serves the
-// second), and a fifth while a rank whose connection was reset connects again: 5 are counted. The hard limit is the most a process may raise itself to: it decides how many
-// processes the simulated ranks need.
-int ranks_per_process(int ranks) {
+// Rank 0 holds what libddp raises its limit to (rendezvous.hpp: rank0_open_files), and a process
+// of simulated ranks about 5 descriptors per rank (LibTorch 1.13's clients open two connections
+// each, and a pipe for the thread that serves the second; a fifth while a rank whose connection
+// was reset connects again), twice that with the peer watch's own connection. The hard limit is
+// the most a process may raise itself to, unless it runs as root: it decides how many processes
+// the simulated ranks need.
+int ranks_per_process(const Options& o) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
+  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < rank0_needs) {
+    const rlimit raised{rank0_needs, rank0_needs};
+    if (setrlimit(RLIMIT_NOFILE, &raised) != 0)
+      cannot("rank 0 of " + std::to_string(o.ranks) + " ranks needs about " + std::to_string(rank0_needs) +
+             " open files, but the hard limit is " + std::to_string(limit.rlim_max) + ": raise it (ulimit -Hn " +
+             std::to_string(rank0_needs) + " as root, or nofile in /etc/security/limits.conf) or "
+             "simulate fewer ranks");
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
   const rlim_t hard = limit.rlim_max;
-  const rlim_t rank0_needs = static_cast<rlim_t>(ranks) * 2 + 64;
-  if (hard != RLIM_INFINITY && hard < rank0_needs)
-    cannot("rank 0 of " + std::to_string(ranks) + " ranks needs about " + std::to_string(rank0_needs) +
-           " open files, but the hard limit is " + std::to_string(hard) + ": raise it (ulimit -Hn " +
-           std::to_string(rank0_needs) + " as root, or nofile in /etc/security/limits.conf) or "
-           "simulate fewer ranks");
   limit.rlim_cur = hard;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) cannot(std::string("setrlimit: ") + std::strerror(errno));
-  if (hard == RLIM_INFINITY || hard > (1u << 20)) return ranks;
-  return std::max<int>(1, static_cast<int>((hard - 256) / 5));
+  if (hard == RLIM_INFINITY || hard > (1u << 20)) return o.ranks;
+  const rlim_t per_rank = o.fault.empty() ? 5 : 10;
+  return std::max<int>(1, static_cast<int>((hard - 256) / per_rank));
 }
 
 struct Rank {
@@ -304,6 +333,7 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
                              std::to_string(o.missing_count)});
   }
   if (o.preflight) args.push_back("--preflight");
+  if (!o.fault.empty()) args.insert(args.end(), {"--watch", o.fault, "--peer-timeout", std::to_string(o.peer_timeout_s)});
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argp;
   for (auto& a : args) argp.push_back(a.data());
@@ -332,14 +362,266 @@ std::string read_line(int fd) {
   return line;
 }
 
+// --watch: every rank meets, then runs libddp's peer watch until the fault, and says when its
+// watch named the lost rank.
+int victim_of(const Options& o) { return o.ranks / 2 + (o.ranks > 8 ? 3 : 0); }
+
+struct Watcher {
+  const Options* options = nullptr;
+  int rank = 0;
+  std::shared_ptr<ddp::Rendezvous> met;
+  std::unique_ptr<ddp::detail::PeerWatch> watch;
+  std::string error;
+  std::optional<std::string> verdict;
+  double verdict_s = 0;
+};
+
+struct WatchersState {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t settled = 0;  // ranks that started their watch or failed to
+  bool fault = false;
+} watchers_state;
+
+void* watch_rank(void* arg) {
+  auto* w = static_cast<Watcher*>(arg);
+  const Options& o = *w->options;
+  try {
+    w->met = ddp::Rendezvous::meet(context_of(o, w->rank), timeout_of(o));
+    ddp::detail::PeerWatchOptions options;
+    options.peer_timeout = std::chrono::milliseconds(static_cast<long long>(o.peer_timeout_s * 1000));
+    options.connect_timeout = timeout_of(o);  // the process group's time-out in a job
+    options.exit_grace = options.explained_grace = std::chrono::milliseconds(0);  // measured, not ended
+    w->watch = std::make_unique<ddp::detail::PeerWatch>(w->met->context(), options);
+  } catch (const std::exception& e) {
+    w->error = e.what();
+  }
+  std::unique_lock<std::mutex> lock(watchers_state.mutex);
+  ++watchers_state.settled;
+  watchers_state.changed.notify_all();
+  if (!w->watch) return nullptr;
+  watchers_state.changed.wait(lock, [] { return watchers_state.fault; });
+  lock.unlock();
+  // A killed peer fails every collective at once (Gloo: its connections close): each rank asks.
+  if (o.fault == "kill") w->watch->explain();
+  return nullptr;
+}
+
+// A process of watching ranks [first, end) (rank 0 and its store when first is 0). Says
+// "watching met=M failed=F" (and at most 3 "error TEXT") once every one of its ranks watches;
+// then, on "fault T" (T: the fault's steady-clock time in ns) on stdin, "verdicts n=N of M
+// latest_s=S" once every rank's watch has a verdict or the wait ends, at most 3 "verdict TEXT",
+// and "end". Serves until stdin closes.
+[[noreturn]] void run_watchers(const Options& o, int first, int end) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  std::vector<Watcher> all(static_cast<std::size_t>(end - first));
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  for (int r = first; r < end; ++r) {
+    Watcher& w = all[static_cast<std::size_t>(r - first)];
+    w.options = &o;
+    w.rank = r;
+    pthread_t t;
+    if (pthread_create(&t, &attr, watch_rank, &w) != 0)
+      cannot("could not start the thread of rank " + std::to_string(r) + ": " + std::strerror(errno));
+    pthread_detach(t);
+  }
+  std::vector<std::string> errors;
+  std::size_t failed = 0;
+  {
+    std::unique_lock<std::mutex> lock(watchers_state.mutex);
+    watchers_state.changed.wait(lock, [&] { return watchers_state.settled == all.size(); });
+    for (const Watcher& w : all) {
+      if (w.watch) continue;
+      ++failed;
+      if (errors.size() < 3 && std::find(errors.begin(), errors.end(), w.error) == errors.end())
+        errors.push_back(w.error);
+    }
+  }
+  std::printf("watching met=%zu failed=%zu\n", all.size() - failed, failed);
+  for (const auto& e : errors) std::printf("error %s\n", e.c_str());
+  std::fflush(stdout);
+  const std::string said = read_line(STDIN_FILENO);
+  long long fault_ns = 0;
+  if (std::sscanf(said.c_str(), "fault %lld", &fault_ns) == 1) {
+    const Clock::time_point fault_at{std::chrono::nanoseconds(fault_ns)};
+    {
+      std::lock_guard<std::mutex> lock(watchers_state.mutex);
+      watchers_state.fault = true;
+    }
+    watchers_state.changed.notify_all();
+    const auto wait = std::chrono::duration<double>(o.fault == "kill" ? 60 : o.peer_timeout_s + 60);
+    std::size_t heard = 0;
+    double latest = 0;
+    while (heard < all.size() - failed && Clock::now() - fault_at < wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (Watcher& w : all) {
+        if (!w.watch || w.verdict) continue;
+        w.verdict = w.watch->verdict();
+        if (!w.verdict) continue;
+        w.verdict_s = std::chrono::duration<double>(Clock::now() - fault_at).count();
+        latest = std::max(latest, w.verdict_s);
+        ++heard;
+      }
+    }
+    std::printf("verdicts n=%zu of %zu latest_s=%.2f\n", heard, all.size() - failed, latest);
+    std::vector<std::string> verdicts;
+    for (const Watcher& w : all)
+      if (w.verdict && verdicts.size() < 3 && std::find(verdicts.begin(), verdicts.end(), *w.verdict) == verdicts.end())
+        verdicts.push_back(*w.verdict);
+    for (const auto& v : verdicts) std::printf("verdict %s\n", v.c_str());
+    std::printf("end\n");
+    std::fflush(stdout);
+    while (!read_line(STDIN_FILENO).empty()) {
+    }
+  }
+  _exit(0);  // thousands of watches need no orderly end
+}
+
+// Requests rank 0's store has answered so far: the data segments out on the connections its port
+// accepted, as the kernel counts them (ss, tcp_info). An answer to add or check is one segment, the
+// watch's every request while nothing fails (a get's is two, a set has none on LibTorch 1.13);
+// requests themselves are not counted, as 1.13's clients send one in two segments.
+long long store_requests(int port) {
+  const std::string command = "ss -Htin state established '( sport = :" + std::to_string(port) + " )'";
+  FILE* ss = popen(command.c_str(), "r");
+  if (ss == nullptr) cannot("could not run ss (iproute2)");
+  long long total = 0;
+  char line[4096];
+  while (std::fgets(line, sizeof line, ss) != nullptr)
+    if (const char* at = std::strstr(line, " data_segs_out:")) total += std::atoll(at + 15);
+  if (pclose(ss) != 0) cannot("ss failed: is iproute2 installed?");
+  return total;
+}
+
+int count_descriptors(pid_t pid) {
+  int n = 0;
+  if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
+    while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+struct WatchProcess {
+  pid_t pid = 0;
+  int out = -1, in = -1;
+  bool victim = false;
+};
+
+// Reads a process's lines up to `last` (a prefix), keeping "error"/"verdict" texts; returns the
+// first line that starts with `key`, or "" when the process ended first.
+std::string read_until(const WatchProcess& p, const std::string& key, const std::string& last,
+                       std::vector<std::string>& texts) {
+  std::string found;
+  for (std::string line;;) {
+    line = read_line(p.out);
+    if (line.empty()) return found;
+    if (line.rfind(key, 0) == 0) found = line;
+    else if (line.rfind("error ", 0) == 0 || line.rfind("verdict ", 0) == 0) {
+      const std::string text = line.substr(line.find(' ') + 1);
+      if (std::find(texts.begin(), texts.end(), text) == texts.end()) texts.push_back(text);
+    }
+    if (line.rfind(last, 0) == 0) return found;
+  }
+}
+
+int run_watch_harness(const Options& o, int per_process) {
+  const int victim = victim_of(o);
+  std::vector<WatchProcess> processes;
+  const auto start = [&](int first, int end) {
+    WatchProcess p;
+    p.pid = spawn_self({"--clients", std::to_string(first), std::to_string(end)}, o, p.out, &p.in);
+    p.victim = first == victim && end == victim + 1;
+    processes.push_back(p);
+  };
+  start(0, 1);  // rank 0 and its store
+  for (int first = 1; first < o.ranks; first += per_process) {
+    const int end = std::min(o.ranks, first + per_process);
+    if (first <= victim && victim < end) {
+      if (first < victim) start(first, victim);
+      start(victim, victim + 1);
+      if (victim + 1 < end) start(victim + 1, end);
+    } else {
+      start(first, end);
+    }
+  }
+  const Clock::time_point began = Clock::now();
+  std::vector<std::string> problems, errors;
+  std::size_t watching = 0;
+  for (const auto& p : processes) {
+    std::size_t met = 0, failed = 0;
+    const std::string line = read_until(p, "watching ", "watching ", errors);
+    if (std::sscanf(line.c_str(), "watching met=%zu failed=%zu", &met, &failed) != 2)
+      problems.push_back("a process of simulated ranks ended before its ranks watched");
+    watching += met;
+    if (failed > 0) problems.push_back(std::to_string(failed) + " ranks could not start watching");
+  }
+  for (const auto& e : errors) problems.push_back("e.g.: " + e);
+  const double setup_s = since(began);
+  const int fds = count_descriptors(processes[0].pid);
+  // Nothing fails yet: the requests every watch makes to rank 0's store.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const long long before = store_requests(o.port);
+  const Clock::time_point counted = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const double requests_per_s = (store_requests(o.port) - before) / since(counted);
+
+  const WatchProcess& lost = *std::find_if(processes.begin(), processes.end(), [](auto& p) { return p.victim; });
+  kill(lost.pid, o.fault == "kill" ? SIGKILL : SIGSTOP);
+  const auto fault_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const std::string fault = "fault " + std::to_string(fault_ns) + "\n";
+  for (const auto& p : processes)
+    if (!p.victim && write(p.in, fault.data(), fault.size()) != static_cast<ssize_t>(fault.size()))
+      problems.push_back("a process of simulated ranks ended before the fault");
+  std::size_t heard = 0;
+  double latest = 0;
+  std::vector<std::string> verdicts;
+  for (const auto& p : processes) {
+    if (p.victim) continue;
+    std::size_t n = 0, of = 0;
+    double s = 0;
+    const std::string line = read_until(p, "verdicts ", "end", verdicts);
+    if (std::sscanf(line.c_str(), "verdicts n=%zu of %zu latest_s=%lf", &n, &of, &s) != 3)
+      problems.push_back("a process of simulated ranks ended before its verdicts");
+    heard += n;
+    latest = std::max(latest, s);
+  }
+  kill(lost.pid, SIGKILL);
+  for (const auto& p : processes) close(p.in);
+
+  const std::string named = "rank " + std::to_string(victim) + " of " + std::to_string(o.ranks) + " (on n" +
+                            std::to_string(victim / kRanksPerNode) + ")";
+  if (heard != watching - 1)
+    problems.push_back(std::to_string(watching - 1 - heard) + " ranks had no verdict in time");
+  for (const auto& v : verdicts)
+    if (v.find(named) == std::string::npos) problems.push_back("a verdict that does not name " + named + ": " + v);
+  if (verdicts.size() > 1) problems.push_back("the ranks' verdicts differ");
+  std::printf("ranks=%d fault=%s watch_setup_s=%.2f rank0_fds=%d rank0_requests_per_s=%.0f verdict_s=%.2f "
+              "peer_timeout_s=%g verdict_bytes=%zu processes=%zu\n",
+              o.ranks, o.fault.c_str(), setup_s, fds, requests_per_s, latest, o.peer_timeout_s,
+              verdicts.empty() ? 0 : verdicts.front().size(), processes.size());
+  if (!verdicts.empty()) std::fprintf(stderr, "verdict: %s\n", verdicts.front().c_str());
+  for (const auto& p : problems) std::fprintf(stderr, "FAIL: %s\n", p.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return problems.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   if (o.rank0) return run_rank0(o);
+  if (o.clients_end > 0 && !o.fault.empty()) run_watchers(o, o.clients_first, o.clients_end);
   if (o.clients_end > 0) return run_clients(o, o.clients_first, o.clients_end);
-  const int per_process = ranks_per_process(o.ranks);
+  const int per_process = ranks_per_process(o);
   if (o.port == 0) o.port = free_port();
+  if (!o.fault.empty()) return run_watch_harness(o, per_process);
 
   // Rank 0 in its own process; it serves the store until its stdin closes.
   int rank0_out = -1, rank0_in = -1;

@@ -7,10 +7,15 @@
 # rank 0, the verdict to all: preflight/exchange.cpp), and the bytes of error text per
 # rank when one rank never comes (the rendezvous then waits its time-out: here a few times the
 # time a complete one took); last the growth exponent of the rendezvous time from 512 ranks to
-# the largest. Exits 1 when a goal is missed:
-#   8,192 ranks meet within 10 s; their preflight exchange takes at most 30 s; the error text of one missing rank among 8,192 is under 2 KB on
-#   every rank; the time grows no faster than R log R from 512 ranks on; rank 0 holds at most
-#   R + 64 descriptors.
+# the largest. Then libddp's peer watch on every rank (the simulator's --watch): rank 0's
+# descriptors with every watch connected (what a job's rank 0 holds), the requests per second its
+# store answers while nothing fails, and the time until every rank's watch named a rank that was
+# killed (every rank asks, as after a failed collective) or stopped (nobody asks: the watch finds
+# the silence after DDP_PEER_TIMEOUT, 10 s here). Exits 1 when a goal is missed:
+#   8,192 ranks meet within 10 s; their preflight exchange takes at most 30 s; the error text of
+#   one missing rank among 8,192 is under 2 KB on every rank; the time grows no faster than
+#   R log R from 512 ranks on; rank 0 holds at most R + 64 descriptors; every rank names a killed
+#   rank among 8,192 within 15 s, and a stopped one within DDP_PEER_TIMEOUT + 10 s.
 #
 #   bench/scale.sh [MAX_RANKS] [BUILD_DIR]      (default: 8192, build)
 set -uo pipefail
@@ -19,6 +24,7 @@ MAX=${1:-8192}
 BUILD=${2:-$ROOT/build}
 SIM=$BUILD/bench/ddp-rendezvous-sim
 PY=${PYTHON:-/usr/bin/python3}
+PEER_TIMEOUT=10
 [ -x "$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim" >&2; exit 2; }
 # Thousands of threads: small stacks (glibc sizes a thread's stack by this limit). The simulator
 # raises its open-file limit to the hard limit itself, and says what to raise when that is too low.
@@ -45,7 +51,15 @@ for R in 64 512 4096 8192; do
   failed=$("$SIM" --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: $R ranks, rank $missing missing: $failed" >&2; exit 1; }
   bytes=$(field error_bytes_per_rank "$failed")
-  echo "ranks=$R rendezvous_s=$t preflight_exchange_s=$exchange rank0_fds=$fds error_bytes_per_rank=$bytes rank0_cpu_s=$cpu missing_rank_timeout_s=$wait_s"
+  killed=$("$SIM" --ranks "$R" --watch kill --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
+    { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one killed: $killed" >&2; exit 1; }
+  stopped=$("$SIM" --ranks "$R" --watch stop --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
+    { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one stopped: $stopped" >&2; exit 1; }
+  death=$(field verdict_s "$killed")
+  silence=$(field verdict_s "$stopped")
+  fds=$(field rank0_fds "$stopped")
+  requests=$(field rank0_requests_per_s "$stopped")
+  echo "ranks=$R rendezvous_s=$t death_verdict_s=$death silence_verdict_s=$silence preflight_exchange_s=$exchange rank0_fds=$fds rank0_requests_per_s=$requests error_bytes_per_rank=$bytes rank0_cpu_s=$cpu watch_setup_s=$(field watch_setup_s "$stopped")"
   seconds[$R]=$t
   largest=$R
   [ "$fds" -le $((R + 64)) ] || missed+=("rank 0 holds $fds descriptors at $R ranks, more than R + 64 = $((R + 64))")
@@ -54,6 +68,10 @@ for R in 64 512 4096 8192; do
     "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$exchange" ||
       missed+=("the preflight exchange of 8192 ranks took $exchange s, more than 30 s")
     [ "$bytes" -lt 2048 ] || missed+=("the error text of one missing rank among 8192 is $bytes bytes, not under 2 KB")
+    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 15)" "$death" ||
+      missed+=("every rank named a killed rank among 8192 after $death s, more than 15 s")
+    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) + 10)" "$silence" "$PEER_TIMEOUT" ||
+      missed+=("every rank named a stopped rank among 8192 after $silence s, more than DDP_PEER_TIMEOUT ($PEER_TIMEOUT s) + 10 s")
   fi
 done
 if [ "$largest" -gt 512 ]; then
