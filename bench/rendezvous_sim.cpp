@@ -598,8 +598,11 @@ int run_watch_harness(const Options& o, int per_process) {
                             std::to_string(victim / kRanksPerNode) + ")";
   if (heard != watching - 1)
     problems.push_back(std::to_string(watching - 1 - heard) + " ranks had no verdict in time");
+  // A kill is found by the census the failed collectives asked for, a stop by the silence.
+  const std::string how = o.fault == "kill" ? "it was killed, crashed" : "no heartbeat for";
   for (const auto& v : verdicts)
-    if (v.find(named) == std::string::npos) problems.push_back("a verdict that does not name " + named + ": " + v);
+    if (v.find(named) == std::string::npos || v.find(how) == std::string::npos)
+      problems.push_back("a verdict that does not name " + named + " as '" + how + "': " + v);
   if (verdicts.size() > 1) problems.push_back("the ranks' verdicts differ");
   std::printf("ranks=%d fault=%s watch_setup_s=%.2f rank0_fds=%d rank0_requests_per_s=%.0f verdict_s=%.2f "
               "peer_timeout_s=%g verdict_bytes=%zu processes=%zu\n",

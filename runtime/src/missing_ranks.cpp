@@ -12,25 +12,26 @@ namespace ddp::detail {
 namespace {
 
 using KeyOf = std::function<std::string(int)>;
+using AllThere = std::function<bool(const std::vector<std::string>&)>;
 
-bool all_present(c10d::Store& store, const KeyOf& key_of, int first, int end) {
+bool all_present(const AllThere& all_there, const KeyOf& key_of, int first, int end) {
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(end - first));
   for (int r = first; r < end; ++r) keys.push_back(key_of(r));
-  return store.check(keys);
+  return all_there(keys);
 }
 
 // The first absent ranks in [first, end), in order, until `out` holds `limit`.
-void find_absent(c10d::Store& store, const KeyOf& key_of, int first, int end, std::size_t limit,
-                 std::vector<int>& out) {
-  if (out.size() >= limit || first >= end || all_present(store, key_of, first, end)) return;
+void find_absent(const AllThere& all_there, const KeyOf& key_of, const std::function<bool(int)>& listed,
+                 int first, int end, std::size_t limit, std::vector<int>& out) {
+  if (out.size() >= limit || first >= end || all_present(all_there, key_of, first, end)) return;
   if (end - first == 1) {
-    out.push_back(first);
+    if (listed(first)) out.push_back(first);
     return;
   }
   const int middle = first + (end - first) / 2;
-  find_absent(store, key_of, first, middle, limit, out);
-  find_absent(store, key_of, middle, end, limit, out);
+  find_absent(all_there, key_of, listed, first, middle, limit, out);
+  find_absent(all_there, key_of, listed, middle, end, limit, out);
 }
 
 std::string node_of(c10d::Store& store, const Context& c, int rank) {
@@ -46,11 +47,18 @@ std::string node_of(c10d::Store& store, const Context& c, int rank) {
 
 }  // namespace
 
+std::vector<int> first_absent(int world_size, const KeyOf& key_of, std::size_t limit, const AllThere& all_there,
+                              const std::function<bool(int)>& listed) {
+  std::vector<int> out;
+  find_absent(all_there, key_of, listed, 0, world_size, limit, out);
+  return out;
+}
+
 std::vector<int> first_absent(c10d::Store& store, int world_size, const KeyOf& key_of,
                               std::size_t limit) {
-  std::vector<int> out;
-  find_absent(store, key_of, 0, world_size, limit, out);
-  return out;
+  return first_absent(
+      world_size, key_of, limit, [&](const std::vector<std::string>& keys) { return store.check(keys); },
+      [](int) { return true; });
 }
 
 NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<int>& ranks,

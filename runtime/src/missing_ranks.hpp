@@ -29,6 +29,13 @@ std::string missing_report(c10d::Store& store, const Context& c, const std::stri
 std::vector<int> first_absent(c10d::Store& store, int world_size,
                               const std::function<std::string(int)>& key_of, std::size_t limit);
 
+// The same search through the caller's own check (`all_there(keys)`: every key is in the store),
+// listing only the absent ranks `listed(rank)` accepts: those it turns down cost the search more
+// requests, not a place in the list.
+std::vector<int> first_absent(int world_size, const std::function<std::string(int)>& key_of, std::size_t limit,
+                              const std::function<bool(const std::vector<std::string>&)>& all_there,
+                              const std::function<bool(int)>& listed);
+
 // `ranks`, the first few of `total`, as messages name them: list "155-162 and 12 more", places
 // "n19: ranks 155-159; NODE_RANK 20: ranks 160-162" (the node each would run on, as missing_report
 // finds it).

@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "ddp/error.hpp"
+#include "missing_ranks.hpp"
 #include "rank_places.hpp"
 #include "rendezvous.hpp"
 #include "store_wedge.hpp"
@@ -23,12 +24,27 @@ constexpr const char* kFailed = "failed";  // saw a collective fail: a victim, n
 constexpr const char* kLeft = "left";      // ended without shutdown: the cause
 constexpr const char* kDone = "done";      // finished the job cleanly
 constexpr const char* kLostKey = "ddp/lost";
-constexpr const char* kCensusKey = "ddp/census";        // the rank that counts for all
-constexpr const char* kCensusDoneKey = "ddp/census/done";  // set once its count is over
+// One counter every tick reads: the censuses started so far, plus kVerdictMark once a verdict is
+// in kLostKey. A rank answers each census it sees start; a verdict ends every rank's watch.
+constexpr const char* kAlarmKey = "ddp/alarm";
+constexpr std::int64_t kVerdictMark = std::int64_t{1} << 40;
+constexpr const char* kCensusesOverKey = "ddp/census/over";  // censuses that found every rank
+constexpr const char* kDoneCountKey = "ddp/done";  // ranks that finished cleanly
+constexpr const char* kHeardKey = "ddp/heard";     // ranks that read the verdict
 constexpr auto kVerdictLinger = std::chrono::seconds(10);
 
 std::string beat_key(int rank) { return "ddp/beat/" + std::to_string(rank); }
 std::string note_key(int rank) { return "ddp/note/" + std::to_string(rank); }
+// Census `round` (one after each census that found every rank) has attempts: the next one starts
+// when the rank counting the last was lost mid-count. Each attempt counts under its own number
+// from kAlarmKey.
+std::string attempt_key(std::int64_t round, int attempt, const char* what) {
+  return "ddp/census/" + std::to_string(round) + "/" + std::to_string(attempt) + "/" + what;
+}
+std::string answer_key(std::int64_t census, int rank) {
+  return "ddp/answer/" + std::to_string(census) + "/" + std::to_string(rank);
+}
+std::string answers_key(std::int64_t census) { return "ddp/answers/" + std::to_string(census); }
 
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
@@ -102,17 +118,19 @@ std::string PeerWatch::note_of(int rank) {
   return store_->check({key}) ? text(store_->get(key)) : std::string();
 }
 
-void PeerWatch::set_note_once(const std::string& note) {
+std::string PeerWatch::set_note_once(const std::string& note) {
   Request request(*this);
   // compareSet against "nothing yet": the first note a rank leaves is the true one (a victim that
   // then exits stays a victim).
-  store_->compareSet(note_key(context_.rank), {}, bytes(note));
+  return text(store_->compareSet(note_key(context_.rank), {}, bytes(note)));
 }
 
 std::string PeerWatch::publish(const std::string& report) {
   Request request(*this);
   // The first rank to find a loss speaks for all, so every rank prints the same cause.
-  return text(store_->compareSet(kLostKey, {}, bytes(report)));
+  const std::string verdict = text(store_->compareSet(kLostKey, {}, bytes(report)));
+  store_->add(kAlarmKey, kVerdictMark);
+  return verdict;
 }
 
 std::string PeerWatch::rank0_lost(const std::string& detail) const {
@@ -139,7 +157,11 @@ void PeerWatch::finish() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   try {
-    set_note_once(kDone);
+    // A census after this counts the rank as finished, not absent.
+    if (set_note_once(kDone) == kDone) {
+      Request request(*this);
+      store_->add(kDoneCountKey, 1);
+    }
   } catch (const std::exception&) {
     // Without the store the shutdown barrier that follows reports the problem.
   }
@@ -224,15 +246,20 @@ void PeerWatch::unwedge_store(Clock::duration pending) {
 }
 
 void PeerWatch::tick() {
-  if (store_closed_) return;
+  if (store_closed_ || heard_) return;
   std::optional<std::string> found;
   const auto started = Clock::now();
   try {
+    std::int64_t alarm = 0;
     {
       Request request(*this);
       store_->add(beat_key(context_.rank), 1);
-      if (store_->check({kLostKey})) found = text(store_->get(kLostKey));
+      alarm = store_->add(kAlarmKey, 0);
     }
+    if (alarm >= kVerdictMark)
+      found = read_verdict();
+    else
+      answer(alarm);
     // Only a silent neighbour is lost. One that left a note ended on purpose or is failing
     // already: if the others still need it, their collectives fail and the census names it.
     const int next = (context_.rank + 1) % context_.world_size;
@@ -245,21 +272,12 @@ void PeerWatch::tick() {
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && silent_before_.empty()) {
-        // Silent for good. Its node's other ranks likely are too: a census over the next beats
-        // (this thread keeps beating meanwhile) names all of them.
-        silent_before_ = beats();
-        silent_due_ = Clock::now() + options_.interval * 5 / 2;
+      } else if (Clock::now() - neighbour_moved_ > silence_allowed()) {
+        // Silent for good. Its node's other ranks likely are too: the census names all of them.
+        found = census("stopped responding: no heartbeat for " + seconds_text(options_.peer_timeout) +
+                       " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
+        neighbour_moved_ = Clock::now();  // every rank answered: not again before its time
       }
-    }
-    if (!found && !silent_before_.empty() && Clock::now() >= silent_due_) {
-      const auto lost = silent(silent_before_, beats());
-      silent_before_.clear();
-      if (!lost.empty())
-        found = publish(describe(lost, "stopped responding: no heartbeat for " +
-                                           seconds_text(options_.peer_timeout) +
-                                           " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its "
-                                           "node or network failed"));
     }
   } catch (const std::exception& e) {
     // A store that does not answer within the time-out: rank 0 is frozen or cut off, and
@@ -271,11 +289,14 @@ void PeerWatch::tick() {
       store_closed_ = true;
   }
   if (!found) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!report_) {
-    report_ = found;
-    report_at_ = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!report_) {
+      report_ = found;
+      report_at_ = Clock::now();
+    }
   }
+  wake_.notify_all();  // a census waiting on the program's thread
 }
 
 // A neighbour whose watch has not beaten yet (it beats once as soon as it is connected) may still
@@ -286,92 +307,138 @@ std::chrono::milliseconds PeerWatch::silence_allowed() const {
   return neighbour_beat_ > 0 ? options_.peer_timeout : std::max(options_.peer_timeout, options_.connect_timeout);
 }
 
-std::vector<std::int64_t> PeerWatch::beats() {
-  std::vector<std::int64_t> b(context_.world_size, 0);
-  for (int r = 0; r < context_.world_size; ++r) {
-    if (r == context_.rank) continue;
-    // One request at a time for the guard: the whole loop grows with the job, one request does not.
+std::optional<std::string> PeerWatch::read_verdict() {
+  Request request(*this);
+  if (!store_->check({kLostKey})) return std::nullopt;
+  const std::string verdict = text(store_->get(kLostKey));
+  if (!heard_.exchange(true)) store_->add(kHeardKey, 1);
+  return verdict;
+}
+
+void PeerWatch::answer(std::int64_t alarm) {
+  // Every census up to the newest: a slow counter's census may still run beside a newer attempt.
+  // The tick and a census on the program's thread both answer: under the one connection's lock,
+  // each census is answered once, or the count would pass the world with a rank still absent.
+  while (answered_ < alarm % kVerdictMark) {
     Request request(*this);
-    b[r] = store_->add(beat_key(r), 0);
+    const std::int64_t census = answered_ + 1;
+    if (census > alarm % kVerdictMark) break;
+    store_->set(answer_key(census, context_.rank), bytes("1"));
+    store_->add(answers_key(census), 1);
+    answered_ = census;
   }
-  return b;
 }
 
-std::vector<int> PeerWatch::silent(const std::vector<std::int64_t>& before,
-                                   const std::vector<std::int64_t>& after) {
-  std::vector<int> lost;
-  for (int r = 0; r < context_.world_size; ++r)
-    if (r != context_.rank && after[r] == before[r] && note_of(r).empty()) lost.push_back(r);
-  return lost;
+// Every rank whose collective failed asks at once, and R ranks each asking about R others would
+// be R² requests on rank 0's store. So the first to ask counts for all and the others answer and
+// wait for its verdict, asking one key now and then; if it never finishes (it was lost itself,
+// mid-count), the next attempt's counter counts again.
+std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
+  const std::string me = std::to_string(context_.rank);
+  std::int64_t round = 0;
+  {
+    Request request(*this);
+    round = store_->add(kCensusesOverKey, 0) + 1;
+  }
+  for (int attempt = 0;; ++attempt) {
+    std::string counter;
+    {
+      Request request(*this);
+      counter = text(store_->compareSet(attempt_key(round, attempt, "counter"), {}, bytes(me)));
+    }
+    if (counter == me) return count_absent(round, attempt, silent_why);
+    // Its count: a few beats, then a few dozen requests.
+    const auto until = Clock::now() + options_.interval * 9 / 2 + std::chrono::seconds(5);
+    while (Clock::now() < until) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (wake_.wait_for(lock, options_.interval / 2, [this] { return report_.has_value(); })) return report_;
+      }
+      std::int64_t alarm = 0;
+      bool over = false;
+      {
+        Request request(*this);
+        alarm = store_->add(kAlarmKey, 0);
+        over = alarm >= kVerdictMark || store_->check({attempt_key(round, attempt, "done")});
+      }
+      // Its verdict, if any, was published before its done key: asked again, it is there now.
+      if (over) return read_verdict();
+      answer(alarm);  // this thread may be the one that answers (the watch's own census)
+    }
+  }
 }
 
-std::string PeerWatch::describe(const std::vector<int>& ranks, const std::string& what) {
+std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attempt,
+                                                   const std::string& silent_why) {
+  const int world = context_.world_size;
+  std::int64_t census = 0;
+  {
+    Request request(*this);
+    census = store_->add(kAlarmKey, 1) % kVerdictMark;
+  }
+  answer(census);
+  // Long enough for every live rank to tick twice, even on a loaded node; over sooner when every
+  // rank answered or finished.
+  const auto until = Clock::now() + options_.interval * 5 / 2;
+  std::int64_t answered = 0, finished = 0;
+  while (Clock::now() < until) {
+    std::this_thread::sleep_for(options_.interval / 4);
+    {
+      Request request(*this);
+      if (store_->add(kAlarmKey, 0) < kVerdictMark) {
+        answered = store_->add(answers_key(census), 0);
+        finished = store_->add(kDoneCountKey, 0);
+        if (answered + finished >= world) break;
+        continue;
+      }
+    }
+    return read_verdict();  // another attempt's counter was quicker
+  }
+  std::vector<int> left, silent;
+  std::size_t absent = 0;
+  if (answered + finished < world) {
+    // Ranks that finished are not absent, only quiet: the search passes them.
+    std::vector<std::string> notes(static_cast<std::size_t>(world));
+    const auto named = first_absent(
+        world, [census](int r) { return answer_key(census, r); }, plan::kMaxNamedRanks,
+        [this](const std::vector<std::string>& keys) {
+          Request request(*this);
+          return store_->check(keys);
+        },
+        [&](int r) { return (notes[static_cast<std::size_t>(r)] = note_of(r)) != kDone; });
+    for (const int r : named) (notes[static_cast<std::size_t>(r)] == kLeft ? left : silent).push_back(r);
+    {
+      Request request(*this);  // the late answers are not absent either
+      answered = store_->add(answers_key(census), 0);
+      finished = store_->add(kDoneCountKey, 0);
+    }
+    absent = std::max<std::size_t>(named.size(), static_cast<std::size_t>(std::max<std::int64_t>(0, world - answered - finished)));
+  }
+  std::string report;
+  const std::size_t more = absent - left.size() - silent.size();
+  if (!left.empty())
+    report = describe(left, silent.empty() ? more : 0, "ended before the others; its own output says why");
+  if (!silent.empty()) report += (report.empty() ? "" : "; ") + describe(silent, more, silent_why);
+  std::optional<std::string> verdict;
+  if (!report.empty()) verdict = publish(report);
+  Request request(*this);
+  if (!verdict) store_->add(kCensusesOverKey, 1);
+  store_->set(attempt_key(round, attempt, "done"), bytes("1"));
+  return verdict;
+}
+
+std::string PeerWatch::describe(const std::vector<int>& ranks, std::size_t more, const std::string& what) {
   // A rack lost names its first ranks and counts the others: the verdict every rank prints, and
   // the store's host lookups behind it, must not grow with the job.
   const std::size_t named = std::min(ranks.size(), plan::kMaxNamedRanks);
-  const bool counted = named < ranks.size();
+  more += ranks.size() - named;
   std::string who;
   for (std::size_t i = 0; i < named; ++i)
-    who += std::string(i == 0 ? "" : i + 1 == named && !counted ? " and " : ", ") + "rank " +
+    who += std::string(i == 0 ? "" : i + 1 == named && more == 0 ? " and " : ", ") + "rank " +
            std::to_string(ranks[i]) + " of " + std::to_string(context_.world_size) + " (on " +
            host_of(ranks[i]) + ")";
-  if (counted) who += " and " + std::to_string(ranks.size() - named) + " more ranks";
+  if (more > 0) who += " and " + std::to_string(more) + " more ranks";
   return who + " " + what;
-}
-
-// Every rank whose collective failed asks at once, and R ranks each counting R others would be R²
-// requests on rank 0's store. So the first to ask counts for all and the others wait for its
-// verdict, asking one key now and then; if it never finishes (it was lost itself, mid-count),
-// each counts for itself.
-std::optional<std::string> PeerWatch::census() {
-  const std::string me = std::to_string(context_.rank);
-  std::string counter;
-  {
-    Request request(*this);
-    counter = text(store_->compareSet(kCensusKey, {}, bytes(me)));
-  }
-  if (counter == me) {
-    auto verdict = count_lost();
-    Request request(*this);
-    store_->set(kCensusDoneKey, bytes(me));
-    return verdict;
-  }
-  // Its count: a few beats, then about 4 requests per rank on a store that answers in well
-  // under a millisecond each.
-  const auto until = Clock::now() + options_.interval * 9 / 2 +
-                     std::chrono::milliseconds(context_.world_size);
-  while (Clock::now() < until) {
-    std::this_thread::sleep_for(options_.interval / 2);
-    Request request(*this);
-    if (store_->check({kLostKey})) return text(store_->get(kLostKey));
-    // Its verdict, if any, was published before this key: asked again, it is there now.
-    if (store_->check({kCensusDoneKey}))
-      return store_->check({kLostKey}) ? std::optional(text(store_->get(kLostKey))) : std::nullopt;
-  }
-  return count_lost();
-}
-
-std::optional<std::string> PeerWatch::count_lost() {
-  const auto before = beats();
-  // Long enough for every live rank to beat at least twice, even on a loaded node.
-  const auto until = Clock::now() + options_.interval * 5 / 2;
-  while (Clock::now() < until) {
-    std::this_thread::sleep_for(options_.interval / 4);
-    Request request(*this);
-    if (store_->check({kLostKey})) return text(store_->get(kLostKey));
-  }
-  const auto silent_ranks = silent(before, beats());
-  std::vector<int> left;
-  for (int r = 0; r < context_.world_size; ++r)
-    if (r != context_.rank && note_of(r) == kLeft) left.push_back(r);
-  std::string report;
-  if (!left.empty()) report = describe(left, "ended before the others; its own output says why");
-  if (!silent_ranks.empty())
-    report += (report.empty() ? "" : "; ") +
-              describe(silent_ranks,
-                       "stopped responding: it was killed, crashed, or its node or network failed");
-  if (report.empty()) return std::nullopt;
-  return publish(report);
 }
 
 std::optional<std::string> PeerWatch::explain() {
@@ -384,7 +451,7 @@ std::optional<std::string> PeerWatch::explain() {
   std::optional<std::string> report;
   try {
     set_note_once(kFailed);
-    report = census();
+    report = census("stopped responding: it was killed, crashed, or its node or network failed");
   } catch (const std::exception& e) {
     if (context_.rank != 0) report = rank0_lost(compat::message_of(e));
   }
@@ -404,29 +471,22 @@ std::optional<std::string> PeerWatch::explain() {
 void PeerWatch::serve_verdict() {
   // Rank 0 serves the store: if it ended now, ranks whose collectives fail a moment later (the
   // failure spreads rank by rank) could no longer read the verdict and would only see rank 0
-  // gone. Stay until every other rank has either left a note or stopped beating, for a while.
-  const int world = context_.world_size;
+  // gone. Stay while more ranks keep reading it, for a while.
   const auto start = Clock::now();
-  const auto silent_after = options_.interval * 5 / 2;
-  std::vector<std::int64_t> last(world, -1);
-  std::vector<Clock::time_point> moved(world, start);
+  std::int64_t heard = -1;
+  auto moved = start;
   try {
-    while (Clock::now() - start < kVerdictLinger) {
-      int unsettled = 0;
-      for (int r = 1; r < world; ++r) {
-        if (!note_of(r).empty()) continue;
-        std::int64_t beat = 0;
-        {
-          Request request(*this);
-          beat = store_->add(beat_key(r), 0);
-        }
-        if (beat != last[r]) {
-          last[r] = beat;
-          moved[r] = Clock::now();
-        }
-        if (Clock::now() - moved[r] < silent_after) ++unsettled;
+    while (Clock::now() - start < kVerdictLinger && Clock::now() - moved < options_.interval * 5 / 2) {
+      std::int64_t now_heard = 0;
+      {
+        Request request(*this);
+        now_heard = store_->add(kHeardKey, 0);
       }
-      if (unsettled == 0) break;
+      if (now_heard != heard) {
+        heard = now_heard;
+        moved = Clock::now();
+      }
+      if (heard >= context_.world_size - 1) break;
       std::this_thread::sleep_for(options_.interval / 4);
     }
   } catch (const std::exception&) {

@@ -1,10 +1,11 @@
 // Which rank is gone. Gloo reports a killed peer as "connection closed by [address]" and NCCL as a
 // hang; neither names the rank, and a frozen peer (stopped process, dead node) shows up only when
 // the collective time-out ends. So every rank beats a counter in the rendezvous store once per
-// interval and watches the next rank's: a failed collective takes a census of the beats and names
-// the ranks that stopped, and a neighbour silent for longer than the peer time-out is declared
-// lost even while the collectives still hang. Each rank watches one neighbour, so the store sees
-// a few requests per rank per second whatever the job size.
+// interval and watches the next rank's. A failed collective, or a neighbour silent for longer
+// than the peer time-out (even while the collectives still hang), starts a census: every live
+// rank answers with a key of its own, and one rank finds the first absent ones by halving the
+// ranks with multi-key checks. Each rank makes 4 requests per interval, and a census a few per
+// rank plus a few dozen for the rank that counts, whatever the job size.
 #pragma once
 
 #include <atomic>
@@ -79,19 +80,22 @@ class PeerWatch {
   void guard();
   void unwedge_store(std::chrono::steady_clock::duration pending);
   void tick();
-  std::optional<std::string> census();
-  std::optional<std::string> count_lost();  // the census itself, by the rank that takes it
   std::chrono::milliseconds silence_allowed() const;  // before the neighbour is silent
-  std::vector<std::int64_t> beats();  // every other rank's beat counter now
-  // Ranks (not this one) whose beat did not move between the two counts and that left no note.
-  std::vector<int> silent(const std::vector<std::int64_t>& before,
-                          const std::vector<std::int64_t>& after);
-  // "rank 2 of 4 (on n2) and rank 3 of 4 (on n2) " + what.
-  std::string describe(const std::vector<int>& ranks, const std::string& what);
+  // The census after a failure (`silent_why` says how the absent were found silent): the verdict,
+  // or nothing when every rank answered. One rank counts; the others answer and wait for it.
+  std::optional<std::string> census(const std::string& silent_why);
+  std::optional<std::string> count_absent(std::int64_t round, int attempt, const std::string& silent_why);
+  // The published verdict, counted as heard once (rank 0 stays while ranks read it); nothing
+  // when a census found every rank.
+  std::optional<std::string> read_verdict();
+  // Answers every census started up to `alarm` that this rank has not answered yet.
+  void answer(std::int64_t alarm);
+  // "rank 2 of 4 (on n2) and rank 3 of 4 (on n2) " + what; `more` absent ranks counted after them.
+  std::string describe(const std::vector<int>& ranks, std::size_t more, const std::string& what);
   void serve_verdict();
   std::string host_of(int rank);
   std::string note_of(int rank);
-  void set_note_once(const std::string& note);
+  std::string set_note_once(const std::string& note);  // the note that stands
   std::string rank0_lost(const std::string& detail) const;
   std::string publish(const std::string& report);
 
@@ -114,8 +118,8 @@ class PeerWatch {
   std::chrono::steady_clock::time_point report_at_;
   std::int64_t neighbour_beat_ = -1;
   std::chrono::steady_clock::time_point neighbour_moved_;
-  std::vector<std::int64_t> silent_before_;  // a census the watch thread is taking, if not empty
-  std::chrono::steady_clock::time_point silent_due_;
+  std::int64_t answered_ = 0;  // the last census this rank answered (under store_mutex_)
+  std::atomic<bool> heard_{false};  // this rank read the published verdict (the tick stops)
   // Rank 0's guard: reads on the store's connections seen at suspects_at_ (store_wedge.hpp).
   std::vector<StoreRead> suspects_;
   std::chrono::steady_clock::time_point suspects_at_;
