@@ -228,7 +228,7 @@ int free_port() {
 int ranks_per_process(const Options& o) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks);
+  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks, !o.fault.empty());
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < rank0_needs) {
     const rlimit raised{rank0_needs, rank0_needs};
     if (setrlimit(RLIMIT_NOFILE, &raised) != 0)

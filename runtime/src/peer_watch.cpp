@@ -1,6 +1,7 @@
 #include "peer_watch.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -32,6 +33,7 @@ constexpr const char* kCensusesOverKey = "ddp/census/over";  // censuses that fo
 constexpr const char* kDoneCountKey = "ddp/done";  // ranks that finished cleanly
 constexpr const char* kHeardKey = "ddp/heard";     // ranks that read the verdict
 constexpr auto kVerdictLinger = std::chrono::seconds(10);
+constexpr int kCensusAttempts = 3;  // counters lost mid-count before a census gives up
 
 std::string beat_key(int rank) { return "ddp/beat/" + std::to_string(rank); }
 std::string note_key(int rank) { return "ddp/note/" + std::to_string(rank); }
@@ -62,7 +64,7 @@ PeerWatch::PeerWatch(const Context& context, PeerWatchOptions options)
   o.timeout = std::max(options.connect_timeout, store_timeout_);
   try {
     const auto connect = [&] { return compat::make_tcp_store(context.master_addr, o); };
-    store_ = first_answer(connect(), context.rank, Clock::now(), o.timeout,
+    store_ = first_answer({}, context.rank, Clock::now(), o.timeout,
                           [&](c10d::Store& s) { s.wait({arrival_key(context.rank)}, o.timeout); }, connect);
     // Then the watch's own time-out, for requests from here on: LibTorch 1.13 arms the
     // connection's receive time-out in each wait (and only there), and without it a frozen rank 0
@@ -161,6 +163,9 @@ void PeerWatch::finish() {
     if (set_note_once(kDone) == kDone) {
       Request request(*this);
       store_->add(kDoneCountKey, 1);
+      // A census still counting must not count this rank twice, as done and as an answer.
+      if (answered_ > 0) store_->add(answers_key(answered_), -1);
+      done_counted_ = true;
     }
   } catch (const std::exception&) {
     // Without the store the shutdown barrier that follows reports the problem.
@@ -179,7 +184,7 @@ void PeerWatch::run() {
 }
 
 PeerWatch::Request::Request(PeerWatch& watch) : watch_(watch), lock_(watch.store_mutex_) {
-  watch_.request_since_ = Clock::now().time_since_epoch().count();
+  watch_.request_since_ = watch_.last_request_at_ = Clock::now().time_since_epoch().count();
 }
 
 PeerWatch::Request::~Request() { watch_.request_since_ = 0; }
@@ -248,7 +253,6 @@ void PeerWatch::unwedge_store(Clock::duration pending) {
 void PeerWatch::tick() {
   if (store_closed_ || heard_) return;
   std::optional<std::string> found;
-  const auto started = Clock::now();
   try {
     std::int64_t alarm = 0;
     {
@@ -283,7 +287,7 @@ void PeerWatch::tick() {
     // A store that does not answer within the time-out: rank 0 is frozen or cut off, and
     // collectives with it will hang. One that closed at once: rank 0's process ended; if the
     // others still need it their collectives fail by themselves, and if not nothing is wrong.
-    if (Clock::now() - started >= store_timeout_ * 9 / 10)
+    if (Clock::now() - Clock::time_point(Clock::duration(last_request_at_.load())) >= store_timeout_ * 9 / 10)
       found = rank0_lost(compat::message_of(e));
     else
       store_closed_ = true;
@@ -322,7 +326,8 @@ void PeerWatch::answer(std::int64_t alarm) {
   while (answered_ < alarm % kVerdictMark) {
     Request request(*this);
     const std::int64_t census = answered_ + 1;
-    if (census > alarm % kVerdictMark) break;
+    // A rank that finished is counted in ddp/done instead (finish() took back its last answer).
+    if (census > alarm % kVerdictMark || done_counted_) break;
     store_->set(answer_key(census, context_.rank), bytes("1"));
     store_->add(answers_key(census), 1);
     answered_ = census;
@@ -334,13 +339,16 @@ void PeerWatch::answer(std::int64_t alarm) {
 // wait for its verdict, asking one key now and then; if it never finishes (it was lost itself,
 // mid-count), the next attempt's counter counts again.
 std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
-  const std::string me = std::to_string(context_.rank);
+  // The rank and its thread: the watch's tick and the program's explain() may both ask at once.
+  std::ostringstream token;
+  token << context_.rank << "/" << std::this_thread::get_id();
+  const std::string me = token.str();
   std::int64_t round = 0;
   {
     Request request(*this);
     round = store_->add(kCensusesOverKey, 0) + 1;
   }
-  for (int attempt = 0;; ++attempt) {
+  for (int attempt = 0; attempt < kCensusAttempts; ++attempt) {
     std::string counter;
     {
       Request request(*this);
@@ -352,12 +360,14 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
     while (Clock::now() < until) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (wake_.wait_for(lock, options_.interval / 2, [this] { return report_.has_value(); })) return report_;
+        if (wake_.wait_for(lock, options_.interval / 2, [this] { return report_.has_value() || stop_; }))
+          return report_;
       }
       std::int64_t alarm = 0;
       bool over = false;
       {
         Request request(*this);
+        store_->add(beat_key(context_.rank), 1);  // this may be the watch's own thread
         alarm = store_->add(kAlarmKey, 0);
         over = alarm >= kVerdictMark || store_->check({attempt_key(round, attempt, "done")});
       }
@@ -366,6 +376,7 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
       answer(alarm);  // this thread may be the one that answers (the watch's own census)
     }
   }
+  return std::nullopt;  // its counters kept being lost: the collectives' own errors stand
 }
 
 std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attempt,
@@ -379,25 +390,32 @@ std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attem
   answer(census);
   // Long enough for every live rank to tick twice, even on a loaded node; over sooner when every
   // rank answered or finished.
-  const auto until = Clock::now() + options_.interval * 5 / 2;
+  // A rank that finishes while it is counted can be seen twice for a moment, so the counts end the
+  // wait only after every live rank has had a tick to answer.
+  const auto started = Clock::now();
+  const auto until = started + options_.interval * 5 / 2;
   std::int64_t answered = 0, finished = 0;
   while (Clock::now() < until) {
     std::this_thread::sleep_for(options_.interval / 4);
+    std::int64_t alarm = 0;
     {
       Request request(*this);
-      if (store_->add(kAlarmKey, 0) < kVerdictMark) {
+      store_->add(beat_key(context_.rank), 1);  // this may be the watch's own thread
+      alarm = store_->add(kAlarmKey, 0);
+      if (alarm < kVerdictMark) {
         answered = store_->add(answers_key(census), 0);
         finished = store_->add(kDoneCountKey, 0);
-        if (answered + finished >= world) break;
-        continue;
       }
     }
-    return read_verdict();  // another attempt's counter was quicker
+    if (alarm >= kVerdictMark) return read_verdict();  // another attempt's counter was quicker
+    answer(alarm);  // a newer attempt's census, if this count is slow: this rank is not lost
+    if (answered + finished >= world && Clock::now() - started >= options_.interval * 5 / 4) break;
   }
   std::vector<int> left, silent;
   std::size_t absent = 0;
-  if (answered + finished < world) {
-    // Ranks that finished are not absent, only quiet: the search passes them.
+  {
+    // Ranks that finished are not absent, only quiet: the search passes them. Done even when the
+    // counts say nobody is absent: one rank they counted twice would hide one that is.
     std::vector<std::string> notes(static_cast<std::size_t>(world));
     const auto named = first_absent(
         world, [census](int r) { return answer_key(census, r); }, plan::kMaxNamedRanks,
@@ -406,7 +424,11 @@ std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attem
           return store_->check(keys);
         },
         [&](int r) { return (notes[static_cast<std::size_t>(r)] = note_of(r)) != kDone; });
-    for (const int r : named) (notes[static_cast<std::size_t>(r)] == kLeft ? left : silent).push_back(r);
+    // A rank that noted its collective's failure and is gone now ended by itself too.
+    for (const int r : named) {
+      const std::string& note = notes[static_cast<std::size_t>(r)];
+      (note == kLeft || note == kFailed ? left : silent).push_back(r);
+    }
     {
       Request request(*this);  // the late answers are not absent either
       answered = store_->add(answers_key(census), 0);

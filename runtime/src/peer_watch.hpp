@@ -107,6 +107,7 @@ class PeerWatch {
   bool store_closed_ = false;  // the watch thread's own: rank 0's process ended
   std::mutex store_mutex_;  // one request at a time on the connection
   std::atomic<std::chrono::steady_clock::rep> request_since_{0};  // 0: none in flight
+  std::atomic<std::chrono::steady_clock::rep> last_request_at_{0};  // when the latest one began
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable wake_;
@@ -118,7 +119,8 @@ class PeerWatch {
   std::chrono::steady_clock::time_point report_at_;
   std::int64_t neighbour_beat_ = -1;
   std::chrono::steady_clock::time_point neighbour_moved_;
-  std::int64_t answered_ = 0;  // the last census this rank answered (under store_mutex_)
+  std::atomic<std::int64_t> answered_{0};  // the last census this rank answered (set under store_mutex_)
+  std::atomic<bool> done_counted_{false};  // finish() counted this rank in ddp/done
   std::atomic<bool> heard_{false};  // this rank read the published verdict (the tick stops)
   // Rank 0's guard: reads on the store's connections seen at suspects_at_ (store_wedge.hpp).
   std::vector<StoreRead> suspects_;

@@ -10,6 +10,7 @@
 #include "torch_compat.hpp"
 #include "ddp/env_contract.hpp"
 #include "ddp/error.hpp"
+#include "fd_limit.hpp"
 #include "peer_watch.hpp"
 #include "rendezvous.hpp"
 #ifdef USE_C10D_NCCL
@@ -188,6 +189,12 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   const std::string backend = c::backend_name(chosen);
   check_device(c, chosen);
 
+  const bool watched = c.world_size > 1 && o.peer_timeout.count() > 0;
+  // The watch's connections come on top of the rendezvous' (which raised the limit for those).
+  if (watched && c.rank == 0)
+    detail::ensure_open_files(detail::rank0_open_files(c.world_size, true),
+                              "rank 0 serving the rendezvous and the heartbeats (DDP_PEER_TIMEOUT) of " +
+                                  std::to_string(c.world_size) + " ranks");
   auto native = std::make_unique<Native>();
   native->store = rendezvous->native_->store;
   native->launcher_watches = env(c::kDdpWatch).has_value();
@@ -201,7 +208,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   } catch (const std::exception& e) {
     throw Error("cannot build the " + backend + " process group: " + compat::message_of(e));
   }
-  if (c.world_size > 1 && o.peer_timeout.count() > 0) {
+  if (watched) {
     detail::PeerWatchOptions watch;
     watch.peer_timeout = o.peer_timeout;
     watch.connect_timeout = o.timeout;  // as long as the backend's own set-up may take

@@ -122,8 +122,8 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   if (c.rank == 0)
-    ensure_open_files(rank0_open_files(c.world_size), "rank 0 serving the rendezvous and the heartbeats of " +
-                                                          std::to_string(c.world_size) + " ranks");
+    ensure_open_files(rank0_open_files(c.world_size, false),
+                      "rank 0 serving the rendezvous of " + std::to_string(c.world_size) + " ranks");
   try {
     if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
     return connect_client(c, options, timeout);
@@ -233,9 +233,9 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
-std::uint64_t rank0_open_files(int world_size) {
+std::uint64_t rank0_open_files(int world_size, bool peer_watch) {
   const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
-  return static_cast<std::uint64_t>(world_size) * 2 * per_client + 2 * kReaders * per_client + 64;
+  return static_cast<std::uint64_t>(world_size) * (peer_watch ? 2 : 1) * per_client + 2 * kReaders * per_client + 64;
 }
 
 c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> store, int rank,
@@ -245,6 +245,8 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
                                              const std::function<c10::intrusive_ptr<c10d::Store>()>& reconnect) {
   for (int attempt = 1;; ++attempt) {
     try {
+      // LibTorch 2.x's client constructor asks the server already: a reset can come from there.
+      if (!store) store = reconnect();
       first(*store);
       return store;
     } catch (const std::exception&) {
@@ -252,7 +254,7 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
       if (rank == 0 || spent + kRetryPause >= timeout) throw;
       // Spread over a second so that the retries do not overflow the queue again together.
       std::this_thread::sleep_for(kRetryPause * (1 + (rank * 7919 + attempt * 104729) % 10) / 10);
-      store = reconnect();
+      store.reset();
     }
   }
 }

@@ -24,13 +24,14 @@ std::string arrival_key(int rank);
 // The count of tasks that arrived (every task adds one, two that claim one RANK included).
 inline constexpr const char* kArrivalsKey = "ddp/arrivals";
 
-// Rank 0's open files: every rank's connections to its store, one client for the rendezvous and
-// one for the peer watch's heartbeats (peer_watch.hpp), both ends of rank 0's own readers
-// (Rendezvous::gather past a few hundred ranks), and 64 for the program's own files.
-std::uint64_t rank0_open_files(int world_size);
+// Rank 0's open files: every rank's connections to its store, one client for the rendezvous and,
+// with `peer_watch`, one for the peer watch's heartbeats (peer_watch.hpp; off under spank_ddp's
+// failure watch), both ends of rank 0's own readers (Rendezvous::gather past a few hundred ranks),
+// and 64 for the program's own files.
+std::uint64_t rank0_open_files(int world_size, bool peer_watch);
 
 // Makes `first`, a store connection's first request (it must wait for the server's answer), on
-// `store`. Thousands of ranks connecting at once overflow the store's listen queue: the kernel
+// `store` (none: a connection from `reconnect`). Thousands of ranks connecting at once overflow the store's listen queue: the kernel
 // completes a connection the server never accepts, and resets it when the rank writes. So a rank
 // other than 0 connects again with `reconnect` while `timeout` from `since` lasts, and the last
 // failure is thrown once it is over (a listener that never answers, another program on the port,
