@@ -51,15 +51,23 @@ for R in 64 512 4096 8192; do
   failed=$("$SIM" --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: $R ranks, rank $missing missing: $failed" >&2; exit 1; }
   bytes=$(field error_bytes_per_rank "$failed")
-  killed=$("$SIM" --ranks "$R" --watch kill --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
-    { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one killed: $killed" >&2; exit 1; }
-  stopped=$("$SIM" --ranks "$R" --watch stop --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
-    { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one stopped: $stopped" >&2; exit 1; }
-  death=$(field verdict_s "$killed")
-  silence=$(field verdict_s "$stopped")
-  fds=$(field rank0_fds "$stopped")
-  requests=$(field rank0_requests_per_s "$stopped")
-  echo "ranks=$R rendezvous_s=$t death_verdict_s=$death silence_verdict_s=$silence preflight_exchange_s=$exchange rank0_fds=$fds rank0_requests_per_s=$requests error_bytes_per_rank=$bytes rank0_cpu_s=$cpu watch_setup_s=$(field watch_setup_s "$stopped")"
+  # With the heartbeat rank 0 needs about twice the descriptors (LibTorch 1.13): a machine whose
+  # hard limit cannot be raised (no CAP_SYS_RESOURCE) measures it only up to its limit.
+  death=- silence=- requests=- setup=-
+  killed=$("$SIM" --ranks "$R" --watch kill --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS")
+  case $? in
+    0)
+      stopped=$("$SIM" --ranks "$R" --watch stop --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
+        { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one stopped: $stopped" >&2; exit 1; }
+      death=$(field verdict_s "$killed")
+      silence=$(field verdict_s "$stopped")
+      fds=$(field rank0_fds "$stopped")
+      requests=$(field rank0_requests_per_s "$stopped")
+      setup=$(field watch_setup_s "$stopped") ;;
+    2) missed+=("the heartbeat of $R ranks was not measured: $(cat "$ERRORS")") ;;
+    *) cat "$ERRORS" >&2; echo "FAIL: $R ranks, one killed: $killed" >&2; exit 1 ;;
+  esac
+  echo "ranks=$R rendezvous_s=$t death_verdict_s=$death silence_verdict_s=$silence preflight_exchange_s=$exchange rank0_fds=$fds rank0_requests_per_s=$requests error_bytes_per_rank=$bytes rank0_cpu_s=$cpu watch_setup_s=$setup"
   seconds[$R]=$t
   largest=$R
   [ "$fds" -le $((R + 64)) ] || missed+=("rank 0 holds $fds descriptors at $R ranks, more than R + 64 = $((R + 64))")
@@ -68,10 +76,12 @@ for R in 64 512 4096 8192; do
     "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$exchange" ||
       missed+=("the preflight exchange of 8192 ranks took $exchange s, more than 30 s")
     [ "$bytes" -lt 2048 ] || missed+=("the error text of one missing rank among 8192 is $bytes bytes, not under 2 KB")
-    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 15)" "$death" ||
-      missed+=("every rank named a killed rank among 8192 after $death s, more than 15 s")
-    "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) + 10)" "$silence" "$PEER_TIMEOUT" ||
-      missed+=("every rank named a stopped rank among 8192 after $silence s, more than DDP_PEER_TIMEOUT ($PEER_TIMEOUT s) + 10 s")
+    if [ "$death" != - ]; then
+      "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > 15)" "$death" ||
+        missed+=("every rank named a killed rank among 8192 after $death s, more than 15 s")
+      "$PY" -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) + 10)" "$silence" "$PEER_TIMEOUT" ||
+        missed+=("every rank named a stopped rank among 8192 after $silence s, more than DDP_PEER_TIMEOUT ($PEER_TIMEOUT s) + 10 s")
+    fi
   fi
 done
 if [ "$largest" -gt 512 ]; then
