@@ -131,14 +131,38 @@ std::chrono::milliseconds timeout_of(const Options& o) {
   return std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
 }
 
-int open_descriptors() {
+// The open descriptors of a process ("self": this one, less the directory's own, read now).
+int open_descriptors(const std::string& process = "self") {
   int n = 0;
-  if (DIR* d = opendir("/proc/self/fd")) {
+  if (DIR* d = opendir(("/proc/" + process + "/fd").c_str())) {
     while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
     closedir(d);
-    --n;  // the directory's own
+    if (process == "self") --n;
   }
   return n;
+}
+
+// A process of simulated ranks may use every descriptor its hard limit allows.
+void raise_soft_open_files() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+// A simulated rank: a thread with a small stack (thousands of them in one process).
+pthread_t start_rank_thread(void* (*run)(void*), void* rank, int number) {
+  static const pthread_attr_t attr = [] {
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    return a;
+  }();
+  pthread_t t;
+  if (pthread_create(&t, &attr, run, rank) != 0)
+    cannot("could not start the thread of rank " + std::to_string(number) + ": " + std::strerror(errno) +
+           " (ulimit -u, or memory)");
+  return t;
 }
 
 // ddp-preflight's exchange after the checks, with what a healthy node's ranks find (one NIC and
@@ -280,25 +304,15 @@ bool is_missing(const Options& o, int r) {
 // ended on stdout: "ranks met=M failed=F longest=L", then each different error ("error TEXT", at
 // most 3), then "end".
 int run_clients(const Options& o, int first, int end) {
-  rlimit limit{};
-  getrlimit(RLIMIT_NOFILE, &limit);
-  limit.rlim_cur = limit.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &limit);
+  raise_soft_open_files();
   std::vector<Rank> all(static_cast<std::size_t>(end - first));
   std::vector<pthread_t> threads;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
   for (int r = first; r < end; ++r) {
     if (is_missing(o, r)) continue;
     Rank& rank = all[static_cast<std::size_t>(r - first)];
     rank.options = &o;
     rank.rank = r;
-    pthread_t t;
-    if (pthread_create(&t, &attr, run_rank, &rank) != 0)
-      cannot("could not start the thread of rank " + std::to_string(r) + ": " + std::strerror(errno) +
-             " (ulimit -u, or memory)");
-    threads.push_back(t);
+    threads.push_back(start_rank_thread(run_rank, &rank, r));
   }
   for (pthread_t t : threads) pthread_join(t, nullptr);
   std::size_t met = 0, failed = 0, longest = 0;
@@ -413,22 +427,13 @@ void* watch_rank(void* arg) {
 // latest_s=S" once every rank's watch has a verdict or the wait ends, at most 3 "verdict TEXT",
 // and "end". Serves until stdin closes.
 [[noreturn]] void run_watchers(const Options& o, int first, int end) {
-  rlimit limit{};
-  getrlimit(RLIMIT_NOFILE, &limit);
-  limit.rlim_cur = limit.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &limit);
+  raise_soft_open_files();
   std::vector<Watcher> all(static_cast<std::size_t>(end - first));
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
   for (int r = first; r < end; ++r) {
     Watcher& w = all[static_cast<std::size_t>(r - first)];
     w.options = &o;
     w.rank = r;
-    pthread_t t;
-    if (pthread_create(&t, &attr, watch_rank, &w) != 0)
-      cannot("could not start the thread of rank " + std::to_string(r) + ": " + std::strerror(errno));
-    pthread_detach(t);
+    pthread_detach(start_rank_thread(watch_rank, &w, r));
   }
   std::vector<std::string> errors;
   std::size_t failed = 0;
@@ -498,15 +503,6 @@ long long store_requests(int port) {
   return total;
 }
 
-int count_descriptors(pid_t pid) {
-  int n = 0;
-  if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
-    while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
-}
-
 struct WatchProcess {
   pid_t pid = 0;
   int out = -1, in = -1;
@@ -563,7 +559,7 @@ int run_watch_harness(const Options& o, int per_process) {
   }
   for (const auto& e : errors) problems.push_back("e.g.: " + e);
   const double setup_s = since(began);
-  const int fds = count_descriptors(processes[0].pid);
+  const int fds = open_descriptors(std::to_string(processes[0].pid));
   // Nothing fails yet: the requests every watch makes to rank 0's store.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const long long before = store_requests(o.port);

@@ -1,9 +1,10 @@
 #include "peer_watch.hpp"
 
 #include <algorithm>
-#include <sstream>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <sstream>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -389,9 +390,8 @@ std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attem
   }
   answer(census);
   // Long enough for every live rank to tick twice, even on a loaded node; over sooner when every
-  // rank answered or finished.
-  // A rank that finishes while it is counted can be seen twice for a moment, so the counts end the
-  // wait only after every live rank has had a tick to answer.
+  // rank answered or finished, but not before every live rank has had a tick to answer (a rank
+  // that finishes while it is counted can be seen twice for a moment).
   const auto started = Clock::now();
   const auto until = started + options_.interval * 5 / 2;
   std::int64_t answered = 0, finished = 0;
@@ -411,31 +411,26 @@ std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attem
     answer(alarm);  // a newer attempt's census, if this count is slow: this rank is not lost
     if (answered + finished >= world && Clock::now() - started >= options_.interval * 5 / 4) break;
   }
+  // Ranks that finished are not absent, only quiet: the search passes them. Searched even when the
+  // counts say nobody is absent: one rank they counted twice would hide one that is.
+  std::map<int, std::string> notes;  // of the absent ranks the search visited
+  const auto named = first_absent(
+      world, [census](int r) { return answer_key(census, r); }, plan::kMaxNamedRanks,
+      [this](const std::vector<std::string>& keys) {
+        Request request(*this);
+        return store_->check(keys);
+      },
+      [&](int r) { return (notes[r] = note_of(r)) != kDone; });
+  // A rank that noted its collective's failure and is gone now ended by itself too.
   std::vector<int> left, silent;
-  std::size_t absent = 0;
+  for (const int r : named) (notes[r] == kLeft || notes[r] == kFailed ? left : silent).push_back(r);
   {
-    // Ranks that finished are not absent, only quiet: the search passes them. Done even when the
-    // counts say nobody is absent: one rank they counted twice would hide one that is.
-    std::vector<std::string> notes(static_cast<std::size_t>(world));
-    const auto named = first_absent(
-        world, [census](int r) { return answer_key(census, r); }, plan::kMaxNamedRanks,
-        [this](const std::vector<std::string>& keys) {
-          Request request(*this);
-          return store_->check(keys);
-        },
-        [&](int r) { return (notes[static_cast<std::size_t>(r)] = note_of(r)) != kDone; });
-    // A rank that noted its collective's failure and is gone now ended by itself too.
-    for (const int r : named) {
-      const std::string& note = notes[static_cast<std::size_t>(r)];
-      (note == kLeft || note == kFailed ? left : silent).push_back(r);
-    }
-    {
-      Request request(*this);  // the late answers are not absent either
-      answered = store_->add(answers_key(census), 0);
-      finished = store_->add(kDoneCountKey, 0);
-    }
-    absent = std::max<std::size_t>(named.size(), static_cast<std::size_t>(std::max<std::int64_t>(0, world - answered - finished)));
+    Request request(*this);  // the late answers are not absent either
+    answered = store_->add(answers_key(census), 0);
+    finished = store_->add(kDoneCountKey, 0);
   }
+  const std::size_t absent =
+      std::max<std::size_t>(named.size(), static_cast<std::size_t>(std::max<std::int64_t>(0, world - answered - finished)));
   std::string report;
   const std::size_t more = absent - left.size() - silent.size();
   if (!left.empty())
