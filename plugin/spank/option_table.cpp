@@ -70,6 +70,12 @@ struct spank_option spank_options[] = {
                    "too, a rank hung in state D for D_SECONDS (default the larger of 300 and "
                    "SECONDS). off: Slurm's own behaviour."),
      ddp::spank::kOptional, 10, ddp::spank::on_option},
+    {ddp::spank::s(ddp::plan::kOptRetries), ddp::spank::s("N"),
+     ddp::spank::s("When the failure watch names a node (a rank killed, stopped or hung there, or "
+                   "the node silent), requeue the batch job without that node, up to N times; "
+                   "the program resumes from its checkpoint. A failure that names no node (an "
+                   "exception, an exit code) is not retried. sbatch only."),
+     ddp::spank::kRequired, 11, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }
 
@@ -96,10 +102,11 @@ bool note_command_line(std::size_t index, std::string_view value) {
   auto& given = state().command_line;
   if (name == p::kOptNodes) given.nodes = true;
   if (name == p::kOptGpus) given.gpus = true;
-  // Like --ddp-verbose, --ddp-monitor and --ddp-watch say how to run a DDP step, not which steps
+  // Like --ddp-verbose, --ddp-monitor, --ddp-watch and --ddp-retries say how to run a DDP step, not which steps
   // are DDP steps.
   const bool shapes_nothing =
-      name == p::kOptVerbose || name == p::kOptMonitor || name == p::kOptWatch;
+      name == p::kOptVerbose || name == p::kOptMonitor || name == p::kOptWatch ||
+      name == p::kOptRetries;
   if (!shapes_nothing && !(name == p::kOptDdp && value == p::kDdpOff)) given.any_ddp = true;
   return true;
 }

@@ -201,7 +201,8 @@ int main(int argc, char** argv) {
                  "without ConstrainDevices; 0..n-1 with it)");
   app.add_option("--plugstack", a.plugstack, "plugstack.conf argument key=value (repeatable)");
   a.user_options = {{p::kOptNodes, {}}, {p::kOptGpus, {}},    {p::kOptPort, {}},
-                    {p::kOptBackend, {}}, {p::kOptBind, {}}, {p::kOptWatch, {}}};
+                    {p::kOptBackend, {}}, {p::kOptBind, {}}, {p::kOptWatch, {}},
+                    {p::kOptRetries, {}}};
   for (auto& [name, value] : a.user_options)
     app.add_option(std::string("--") + name, value, std::string("as the srun option --") + name);
   app.add_option("--profile", a.profile,

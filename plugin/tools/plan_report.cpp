@@ -46,6 +46,7 @@ nlohmann::json plan_to_json(const plan::StepPlan& step, const plan::NodePlacemen
   j["watch"] = step.watch ? nlohmann::json{{"timeout", step.watch->timeout},
                                            {"hung_timeout", step.watch->hung_timeout},
                                            {"reason", step.watch->reason},
+                                           {"retries", step.watch->retries},
                                            {"error_dir", optional_text(step.watch->error_dir)}}
                           : nlohmann::json(nullptr);
   j["tasks"] = nlohmann::json::array();
@@ -101,6 +102,11 @@ std::string plan_to_table(const plan::StepPlan& step, const plan::NodePlacement&
       << " s (" << step.watch->reason << "), head "
       << step.master_addr << " UDP port " << step.port.port << "; error files "
       << (step.watch->error_dir.empty() ? std::string("none") : step.watch->error_dir + "/rank-R.json")
+      << "; retries "
+      << (step.watch->retries == 0
+              ? std::string("none")
+              : std::to_string(step.watch->retries) + " (the job is requeued without a node the "
+                                                       "watch or the preflight names)")
       << "\n";
   else
     s << "failure watch: off\n";

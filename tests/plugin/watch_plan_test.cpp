@@ -55,7 +55,7 @@ TEST(WatchProfile, TheWatchKeyIsCheckedMergedAndShown) {
   EXPECT_EQ(child.watch.enabled, true);
   EXPECT_EQ(child.watch.timeout, 60u);
   EXPECT_EQ(p::resolve_for_node(child, "n1").watch.timeout, 60u);
-  EXPECT_EQ(p::profile_to_json(child)["watch"].dump(), R"({"enabled":true,"timeout":60})");
+  EXPECT_EQ(p::profile_to_json(child)["watch"].dump(), R"({"enabled":true,"retries":null,"timeout":60})");
   const auto error = [&](const std::string& text) {
     const std::string path = dir.write("t.yaml", "name: t\n" + text);
     return error_of([&] { p::load_profile_file(path); });
@@ -93,4 +93,52 @@ TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
   // What the plugin tells it, the watch reads back.
   EXPECT_EQ(ddp::watch::to_argv(ddp::watch::parse_watch_args(ddp::watch::to_argv(a))),
             ddp::watch::to_argv(a));
+}
+
+TEST(WatchRetries, TheOptionTheProfileAndWhatTheHeadIsTold) {
+  p::UserOptions o;
+  p::apply_user_option(o, "ddp-retries", "2");
+  EXPECT_EQ(o.retries, 2u);
+  EXPECT_NE(error_of([] {
+              p::UserOptions x;
+              p::apply_user_option(x, "ddp-retries", "many");
+            }).find("--ddp-retries"),
+            std::string::npos);
+  EXPECT_THROW(p::apply_user_option(o, "ddp-retries", "101"), p::PlanError);
+
+  TempDir dir;
+  dir.write("site.yaml", "name: site\nwatch: {retries: 1}\n");
+  const p::Profile site = p::load_profile(dir.path(), "site");
+  EXPECT_EQ(site.watch.retries, 1u);
+  const std::string bad = dir.write("bad.yaml", "name: bad\nwatch: {retries: 1000}\n");
+  EXPECT_NE(error_of([&] { p::load_profile_file(bad); }).find("watch.retries"), std::string::npos);
+
+  p::StepFacts f;
+  f.job_id = 17;
+  f.nodes = 2;
+  f.nodelist = "gn[01-02]";
+  f.hostname = "gn01";
+  f.total_tasks = 2;
+  f.local_tasks = 1;
+  f.cpus_on_node = 8;
+  f.restart_count = 1;
+  // The profile's default, unless the user says otherwise.
+  const auto from_site = p::plan_step(f, {}, {}, p::resolve_for_node(site, "gn01"));
+  ASSERT_TRUE(from_site.watch);
+  EXPECT_EQ(from_site.watch->retries, 1u);
+  const auto a = p::watch_args(from_site, *from_site.watch);
+  EXPECT_EQ(a.retries, 1u);
+  EXPECT_EQ(a.restarts, 1u);
+  const auto back = ddp::watch::parse_watch_args(ddp::watch::to_argv(a));
+  EXPECT_EQ(back.retries, 1u);
+  EXPECT_EQ(back.restarts, 1u);
+  p::UserOptions none;
+  p::apply_user_option(none, "ddp-retries", "0");
+  EXPECT_EQ(p::plan_step(f, none, {}, p::resolve_for_node(site, "gn01")).watch->retries, 0u);
+  // Retries without the watch that names the node: refused, saying which option to drop.
+  p::UserOptions unwatched = o;
+  p::apply_user_option(unwatched, "ddp-watch", "off");
+  EXPECT_NE(error_of([&] { p::plan_step(f, unwatched, {}); })
+                .find("--ddp-retries=2 needs the failure watch, and --ddp-watch=off"),
+            std::string::npos);
 }

@@ -34,6 +34,8 @@ std::vector<std::string> to_argv(const WatchArgs& a) {
                                 "--head", a.head,                   "--port",  std::to_string(a.port),
                                 "--timeout", std::to_string(a.timeout)};
   if (a.hung_timeout != 0) v.insert(v.end(), {"--hung-timeout", std::to_string(a.hung_timeout)});
+  if (a.retries != 0)
+    v.insert(v.end(), {"--retries", std::to_string(a.retries), "--restarts", std::to_string(a.restarts)});
   if (a.control_fd >= 0) v.insert(v.end(), {"--control-fd", std::to_string(a.control_fd)});
   if (a.reply_fd >= 0) v.insert(v.end(), {"--reply-fd", std::to_string(a.reply_fd)});
   return v;
@@ -54,6 +56,8 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
        [&](const std::string& v) { a.timeout = number("--timeout", v, kMinTimeout, kMaxTimeout); }},
       {"--hung-timeout",
        [&](const std::string& v) { a.hung_timeout = number("--hung-timeout", v, kMinTimeout, kMaxTimeout); }},
+      {"--retries", [&](const std::string& v) { a.retries = number("--retries", v, 0, kMaxRetries); }},
+      {"--restarts", [&](const std::string& v) { a.restarts = number("--restarts", v, 0, 1000000); }},
       {"--control-fd",
        [&](const std::string& v) { a.control_fd = static_cast<int>(number("--control-fd", v, 0, 65535)); }},
       {"--reply-fd",

@@ -20,6 +20,8 @@ inline constexpr unsigned kDefaultTimeout = 45;  // + KillWait (30 s) for a lost
 // back. The default is the larger of the time-out and this; --ddp-watch=S:D sets it.
 inline constexpr unsigned kMinHungTimeout = 300;
 unsigned default_hung_timeout(unsigned timeout);
+// --ddp-retries (and a profile's watch.retries): new attempts of a batch job at most.
+inline constexpr unsigned kMaxRetries = 100;
 inline constexpr const char* kKeyVariable = "DDP_WATCH_KEY";
 // The ranks' error directory of this node: a path, so not on the command line (public, and
 // what a racing user would aim at); in the watch's environment only.
@@ -40,6 +42,8 @@ struct WatchArgs {
   unsigned port = 0;       // MASTER_PORT, as a UDP port
   unsigned timeout = kDefaultTimeout;  // seconds
   unsigned hung_timeout = 0;  // seconds for state D; 0: default_hung_timeout(timeout)
+  unsigned retries = 0;    // --ddp-retries: the head requeues the job without a failed node
+  unsigned restarts = 0;   // how often Slurm requeued the job so far
   std::string error_dir;   // where the ranks' error files are; "" = none (kErrorDirVariable)
   int control_fd = -1;     // what slurmstepd says (monitor/launch/control.hpp)
   int reply_fd = -1;       // where to say done; -1: control_fd (a socket, as the tests give)

@@ -136,6 +136,8 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     options.monitor = parse_monitor(value);
   } else if (name == kOptWatch) {
     options.watch = parse_watch(value);
+  } else if (name == kOptRetries) {
+    options.retries = static_cast<unsigned>(parse_unsigned(opt(name), value, 0, watch::kMaxRetries));
   } else {
     throw PlanError(quoted(opt(name)) + " is not an option of spank_ddp");
   }

@@ -46,6 +46,7 @@ struct UserOptions {
   std::optional<MonitorRequest> monitor;
   std::optional<WatchRequest> watch;
   std::optional<bool> preflight;  // --ddp-preflight[=yes|no]; unset: the profile decides
+  std::optional<unsigned> retries;  // --ddp-retries=N; unset: the profile's watch.retries, else 0
 };
 
 // Names of the options as users type them (without the leading "--").
@@ -60,6 +61,7 @@ inline constexpr const char* kOptVerbose = "ddp-verbose";
 inline constexpr const char* kOptMonitor = "ddp-monitor";
 inline constexpr const char* kOptPreflight = "ddp-preflight";
 inline constexpr const char* kOptWatch = "ddp-watch";
+inline constexpr const char* kOptRetries = "ddp-retries";
 
 // `--ddp=off` keeps a step plain, so "off" is never a profile name.
 inline constexpr const char* kDdpOff = "off";

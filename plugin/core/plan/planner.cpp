@@ -61,6 +61,11 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   plan.profile = profile;
   plan.monitor = plan_monitor(options, profile);
   plan.watch = plan_watch(options, profile, facts);
+  // The failure watch names the node a new attempt goes without: no watch, nothing to retry.
+  if (!plan.watch && options.retries.value_or(0) > 0)
+    throw PlanError("--" + std::string(kOptRetries) + "=" + std::to_string(*options.retries) +
+                    " needs the failure watch, and --" + kOptWatch + "=off or the profile's " +
+                    "watch.enabled: false turns it off; drop one of the two");
   // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
   plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
                      profile.host_suffix.value_or("");
@@ -183,6 +188,7 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   for (auto& [name, value] : contract::torchrun_defaults()) plan.env.push_back({name, value, false});
   if (step.watch) {
     plan.watch_timeout = step.watch->timeout;
+    plan.retries = step.watch->retries;
     plan.env.push_back({contract::kDdpWatch, std::to_string(step.watch->timeout), true});
     if (!step.watch->error_dir.empty())
       plan.env.push_back({contract::kTorchelasticErrorFile,
@@ -218,6 +224,7 @@ std::string TaskPlan::summary() const {
   s << " cpus " << (cpus.empty() ? std::string("unbound") : format_cpu_list(cpus)) << " omp "
     << omp_threads << " run " << contract.run_id << " restarts " << contract.restart_count
     << " watch " << (watch_timeout ? std::to_string(*watch_timeout) + "s" : std::string("off"));
+  if (retries != 0) s << " retries " << retries;
   return s.str();
 }
 

@@ -46,6 +46,7 @@ struct TaskPlan {
   unsigned omp_threads = 1;
   std::vector<EnvSetting> env;
   std::optional<unsigned> watch_timeout;  // the failure watch's, when the step has one
+  unsigned retries = 0;  // --ddp-retries: new attempts of the job without a failed node
   std::string summary() const;  // one line for --ddp-verbose and logs
 };
 

@@ -30,6 +30,7 @@ std::optional<WatchPlan> plan_watch(const UserOptions& options, const ResolvedPr
   plan.hung_timeout = options.watch && options.watch->hung_timeout
                           ? *options.watch->hung_timeout
                           : watch::default_hung_timeout(plan.timeout);
+  plan.retries = options.retries.value_or(site.retries.value_or(0));
   // Private to the step: the name holds srun's nonce, so nobody else can make it first; and to
   // the node, for a TMPDIR shared between nodes (its watch removes it at the end).
   if (facts.watch_nonce)
@@ -57,6 +58,8 @@ watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan) {
   a.timeout = plan.timeout;
   a.hung_timeout = plan.hung_timeout;
   a.error_dir = plan.error_dir;
+  a.retries = plan.retries;
+  a.restarts = f.restart_count;
   a.control_fd = monitor::kControlFd;
   a.reply_fd = monitor::kReplyFd;
   return a;

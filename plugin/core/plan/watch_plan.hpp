@@ -21,6 +21,7 @@ struct WatchPlan {
   unsigned hung_timeout = watch::default_hung_timeout(watch::kDefaultTimeout);  // state D
   std::string reason;     // "default", "--ddp-watch=30", "profile vega (watch.timeout)"
   std::string error_dir;  // the ranks' error files; "" without srun's nonce
+  unsigned retries = 0;   // --ddp-retries, else the profile's watch.retries, else 0
 };
 
 // --ddp-watch[=S] wins over the profile's watch:, which wins over the default (on, 45 s).

@@ -197,10 +197,12 @@ void parse_monitor(const Field& f, MonitorDefaults& m) {
 }
 
 void parse_watch(const Field& f, WatchDefaults& w) {
-  const auto e = f.entries({"enabled", "timeout"});
+  const auto e = f.entries({"enabled", "timeout", "retries"});
   if (const auto x = find(e, "enabled")) w.enabled = x->boolean();
   if (const auto x = find(e, "timeout"))
     w.timeout = static_cast<unsigned>(x->integer(watch::kMinTimeout, watch::kMaxTimeout));
+  if (const auto x = find(e, "retries"))
+    w.retries = static_cast<unsigned>(x->integer(0, watch::kMaxRetries));
 }
 
 NodeOverride parse_override(const Field& f, std::uint64_t& listed) {

@@ -41,6 +41,7 @@ Profile merged(Profile base, const ProfileFile& file) {
   if (child.monitor.dir) base.monitor.dir = child.monitor.dir;
   if (child.watch.enabled) base.watch.enabled = child.watch.enabled;
   if (child.watch.timeout) base.watch.timeout = child.watch.timeout;
+  if (child.watch.retries) base.watch.retries = child.watch.retries;
   return base;
 }
 

@@ -59,7 +59,8 @@ json monitor_json(const MonitorDefaults& m) {
 
 json watch_json(const WatchDefaults& w) {
   return {{"enabled", or_null(w.enabled, [](bool b) { return b; })},
-          {"timeout", or_null(w.timeout, [](unsigned t) { return t; })}};
+          {"timeout", or_null(w.timeout, [](unsigned t) { return t; })},
+          {"retries", or_null(w.retries, [](unsigned r) { return r; })}};
 }
 
 void add_settings(json& j, const NodeSettings& s) {

@@ -81,6 +81,7 @@ struct MonitorDefaults {
 struct WatchDefaults {
   std::optional<bool> enabled;      // false: no watch unless the user asks with --ddp-watch
   std::optional<unsigned> timeout;  // seconds a rank may stay frozen or a node silent
+  std::optional<unsigned> retries;  // --ddp-retries when the user gives none
 };
 
 // A profile with its `extends` chain already applied.
