@@ -107,6 +107,20 @@ resumed_after() {
   [ -n "$n" ] && echo $((n - 1))
 }
 
+# job_field JOBID NAME: the value of NAME= in `scontrol show job` (while slurmctld has the job).
+job_field() { "$RUN" scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+
+# wait_restarts JOBID N: true once Slurm counts N requeues of the job (within 30 s). What a step
+# says after its job was requeued may be lost (srun is ending), so Slurm's record is what counts.
+wait_restarts() {
+  local i
+  for ((i = 0; i < 150; i++)); do
+    [ "$(job_field "$1" Restarts)" = "$2" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
 # start_requeued_job JOBID: Slurm holds a requeued batch job back (BeginTime about two minutes
 # ahead); a test does not wait that long: once the job is pending again and its nodes have finished
 # cleaning up, the job is made eligible now. Not earlier: slurmd refuses a launch whose credential

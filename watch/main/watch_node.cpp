@@ -9,11 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "end_signals.hpp"
 #include "error_file.hpp"
 #include "parse.hpp"
 #include "slurm_end_step.hpp"
+#include "retry.hpp"
+#include "slurm_requeue.hpp"
 #include "verdict_text.hpp"
 
 namespace ddp::watch {
@@ -307,9 +310,21 @@ void WatchNode::end_tasks(Now now) {
   kill_at_ = now.mono + times_.grace;
 }
 
+// --ddp-retries: before the step ends, so that the job is requeued while it still runs (the batch
+// script would otherwise go on to its next line, or end the job).
+void WatchNode::retry_without_failed_node(const Verdict& v) {
+  const RetryDecision d = decide_retry(v, {args_.retries, args_.restarts});
+  if (d.kind == RetryDecision::Kind::Off) return;
+  // Said first: a requeue ends srun within KillWait, and what the watch says after may be lost.
+  say({d.line});
+  if (d.kind != RetryDecision::Kind::NoNode) say(requeue_through_slurm(args_.job, d));
+  let_srun_hear();
+}
+
 void WatchNode::act(const Verdict& v, Now now) {
   say(verdict_lines(v, step_name()));
   verdict_said_ = true;
+  retry_without_failed_node(v);
   end_tasks(now);
   if (network_) {
     broadcast(Datagram::Type::End);
@@ -338,6 +353,8 @@ void WatchNode::act_alone(Now now) {
   if (auto v = local.verdict(now)) {
     v->first.node = args_.node;
     say(verdict_lines(*v, step_name()));
+    // A failure early in the step, before this node has heard the head, lands here too.
+    retry_without_failed_node(*v);
   }
   verdict_said_ = true;
   end_tasks(now);
@@ -404,6 +421,14 @@ void WatchNode::tick(Now now) {
         v.unreachable = true;
         say(verdict_lines(v, step_name()));
         verdict_said_ = true;
+        // A node cut off the network finds the head silent, as the head finds it: the head, if
+        // it lives, requeues first (its beats are as late as ours), and this node then finds the
+        // job requeued and excludes nothing on its own view.
+        if (args_.retries > 0) {
+          end_tasks(now);
+          std::this_thread::sleep_for(2 * every_ + std::chrono::seconds(2));
+          retry_without_failed_node(v);
+        }
         end_step_through_slurm(args_.job, args_.step);
       }
       end_tasks(now);

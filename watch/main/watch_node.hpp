@@ -44,6 +44,7 @@ class WatchNode {
   void on_member_datagram(const Datagram& d, Now now);
   void tick(Now now);
   void discount(Ms gap);
+  void retry_without_failed_node(const Verdict& v);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);
   void end_tasks(Now now);

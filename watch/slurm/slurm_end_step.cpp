@@ -1,11 +1,12 @@
 #include "slurm_end_step.hpp"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+
+#include "slurm_library.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -44,25 +45,15 @@ void say(const char* what, const char* detail) {
 void end_step_through_slurm(std::uint32_t job, std::uint32_t step) {
   const pid_t child = ::fork();
   if (child != 0) return;  // reaped by SIGCHLD=SIG_IGN; a failed fork leaves Slurm's own ways
-  // Global: the plugins libslurm loads in turn (auth/munge...) take their symbols from it.
-  void* lib = ::dlopen(DDP_SLURM_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
-  if (!lib) {
-    say("cannot load " DDP_SLURM_LIBRARY, ::dlerror());
+  SlurmLibrary slurm;
+  auto kill = slurm.get<decltype(&slurm_kill_job_step)>("slurm_kill_job_step");
+  if (!slurm.ok() || !kill) {
+    say(slurm.error().c_str(), nullptr);
     ::_exit(1);
   }
-  using Init = void (*)(const char*);
-  using Strerror = char* (*)(int);
-  auto init = reinterpret_cast<Init>(::dlsym(lib, "slurm_init"));
-  auto kill = reinterpret_cast<decltype(&slurm_kill_job_step)>(::dlsym(lib, "slurm_kill_job_step"));
-  auto strerror = reinterpret_cast<Strerror>(::dlsym(lib, "slurm_strerror"));
-  if (!init || !kill) {
-    say(DDP_SLURM_LIBRARY " lacks slurm_init or slurm_kill_job_step", nullptr);
-    ::_exit(1);
-  }
-  init(nullptr);
   if (kill_step(kill, job, step) != 0) {
     const int e = errno;
-    say("slurm_kill_job_step", strerror ? strerror(e) : "failed");
+    say("slurm_kill_job_step", slurm.strerror(e).c_str());
     ::_exit(1);
   }
   ::_exit(0);
