@@ -35,8 +35,11 @@
 #include "rank_report.hpp"
 #include "report.hpp"
 #include "report_json.hpp"
+#include "retry.hpp"
 #include "schedule.hpp"
+#include "slurm_requeue.hpp"
 #include "version.hpp"
+#include "watch_args.hpp"
 
 namespace {
 
@@ -54,7 +57,47 @@ struct Args {
   bool sweep = false;
   bool json = false;       // the result as JSON on stdout instead of the table
   std::string json_file;   // the result as JSON into this file as well
+  // --ddp-retries: rank 0 requeues the job without the nodes its failure names.
+  std::uint32_t job = 0;
+  unsigned retries = 0;
+  unsigned restarts = 0;
 };
+
+// Rank 0's failure, for --ddp-retries: the nodes it names (maybe none), in a few words.
+struct Failure {
+  std::vector<std::string> nodes;
+  std::string what;
+};
+
+// The first failure that names one of NODES (a link "n1 <-> n3: ..."), else the first.
+std::string naming(const std::vector<std::string>& failures, const std::vector<std::string>& nodes) {
+  const auto names = [](const std::string& text, const std::string& node) {
+    for (std::size_t at = text.find(node); at != std::string::npos; at = text.find(node, at + 1)) {
+      const std::size_t end = at + node.size();
+      if ((at == 0 || text[at - 1] == ' ') && (end == text.size() || text[end] == ':' || text[end] == ' '))
+        return true;
+    }
+    return false;
+  };
+  for (const auto& f : failures)
+    for (const auto& n : nodes)
+      if (names(f, n)) return f;
+  return failures.front();
+}
+
+// Said on the step's output, before the task ends: whether the job goes on, and without which
+// nodes (ddp::watch, as the failure watch does for a failure during the program).
+void retry_without(const Args& args, const Failure& failure) {
+  namespace w = ddp::watch;
+  const auto d = w::decide_retry(failure.nodes, "ddp-preflight: " + failure.what,
+                                 {args.retries, args.restarts});
+  if (d.kind == w::RetryDecision::Kind::Off) return;
+  std::cerr << "ddp-preflight: " << d.line << "\n" << std::flush;
+  if (d.kind != w::RetryDecision::Kind::NoNode)
+    for (const auto& line : w::requeue_through_slurm(args.job, d)) std::cerr << "ddp-preflight: " << line << "\n";
+  std::cerr << std::flush;
+  w::let_srun_hear();
+}
 
 // Under --ddp-preflight the plugin chooses the command line; a job script asks for the file by
 // this variable in the job's environment, which the preflight gets.
@@ -113,7 +156,7 @@ std::string node_list(const std::vector<std::string>& nodes) {
 }
 
 // `main_rank`: set once this task knows it is rank 0, which alone prints the result.
-int run(const Args& args, bool& main_rank) {
+int run(const Args& args, bool& main_rank, Failure& failure) {
   const auto start = Clock::now();
   const auto wait = ms(args.timeout / 2);
   std::optional<ddp::Context> context;
@@ -139,6 +182,7 @@ int run(const Args& args, bool& main_rank) {
     const std::string reason = "rank " + std::to_string(ctx.rank) + " on " + host + ": " + e.what();
     std::cerr << "ddp-preflight: FAILED: " << reason << "\n";
     if (main_rank) {
+      failure.what = reason;
       result.stopped_at = "rendezvous";
       result.reason = reason;
       result.seconds = since(start);
@@ -168,6 +212,8 @@ int run(const Args& args, bool& main_rank) {
                                  pf::exclude_option(checked.failed_nodes) + " ...";
         reason += ". Fix: " + result.analysis.advice;
       }
+      failure.nodes = checked.failed_nodes;
+      failure.what = "a check failed (see the table)";
       result.stopped_at = "checks";
       result.reason = reason;
       result.seconds = since(start);
@@ -211,7 +257,11 @@ int run(const Args& args, bool& main_rank) {
   if (main_rank) {
     std::optional<pf::Measurement> all = pf::measurement("all ranks", {}, world);
     const auto analysis = pf::analyse(all, links, args.thresholds);
-    if (!analysis.passed()) verdict = "fail";
+    if (!analysis.passed()) {
+      verdict = "fail";
+      failure.nodes = analysis.exclude;
+      failure.what = naming(analysis.failures, analysis.exclude);
+    }
     result.passed = analysis.passed();
     result.stopped_at = "measurements";
     result.reason = analysis.passed() ? "" : pf::failure_message(analysis);
@@ -271,6 +321,12 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", args.timeout,
                  "seconds any one step may wait on the other ranks (default 60)")
       ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--job", args.job, "the job to requeue for --retries (the plugin gives it)");
+  app.add_option("--retries", args.retries,
+                 "--ddp-retries: when the preflight names nodes, rank 0 requeues the job without "
+                 "them, up to this many times in all (the plugin gives it)")
+      ->check(CLI::Range(0u, ddp::watch::kMaxRetries));
+  app.add_option("--restarts", args.restarts, "how often Slurm requeued the job so far (the plugin gives it)");
   app.add_flag("--sweep", args.sweep, "also print the all-ranks sweep size by size, as all_reduce_perf");
   app.add_flag("--json", args.json,
                "rank 0 prints the result as one JSON document instead of the table (ddp-preflight(1) "
@@ -282,16 +338,21 @@ int main(int argc, char** argv) {
   if (const char* file = std::getenv(kJsonFileVariable)) args.json_file = file;
   CLI11_PARSE(app, argc, argv);
   bool main_rank = false;
+  Failure failure;
+  int code = 1;
   try {
-    return run(args, main_rank);
+    code = run(args, main_rank, failure);
   } catch (const std::exception& e) {
     std::cerr << "ddp-preflight: FAILED: " << e.what() << "\n";
     if (main_rank) {
+      failure.what = e.what();
       pf::PreflightResult failed;
       failed.stopped_at = "error";
       failed.reason = e.what();
       publish_json(args, failed);
     }
-    return 1;
   }
+  // Last: a requeue ends every rank of the job, and rank 0 first says its verdict to the others.
+  if (code != 0 && main_rank) retry_without(args, failure);
+  return code;
 }

@@ -25,7 +25,9 @@ YAML
 chmod -R a+rX "$WORK/profiles"
 ns3=$LAB_NETNS_DIR/${LAB_NETNS_PREFIX}-n3
 slow_link_off() { [ -e "$ns3" ] && nsenter --net="$ns3" tc qdisc del dev eth0 root 2>/dev/null || true; }
+AT_JOB=
 restore() {
+  [ -z "$AT_JOB" ] || "$RUN" scancel "$AT_JOB" 2>/dev/null || true
   slow_link_off
   "$TESTS_DIR/up.sh" >/dev/null 2>&1 || true
 }
@@ -115,4 +117,28 @@ print(f"preflight JSON: verdict {r['verdict']}, exclude {r['exclude']}, {len(r['
 PY
 slow_link_off
 "$RUN" srun -N3 -n3 true || fail "the cluster no longer runs steps"
-echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3, the same in DDP_PREFLIGHT_JSON"
+
+# 5. --ddp-retries, a job of three nodes on four: the first attempt's preflight names n3, and rank
+# 0 requeues the job without it; the second attempt's passes on n1, n2 and n4, and the program runs.
+LAB_NODES=4 DDP_SPANK_ARGS="${DDP_SPANK_ARGS:+$DDP_SPANK_ARGS }preflight=$PREFLIGHT profile_dir=$WORK/profiles" \
+  "$TESTS_DIR/up.sh" >/dev/null 2>&1 || fail "lab restart with four nodes"
+nsenter --net="$ns3" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kbit latency 400ms ||
+  fail "tc tbf on n3"
+printf '#!/bin/bash\nsrun "%s" meet\n' "$WORKER" >"$WORK/retry.sh"
+chmod +x "$WORK/retry.sh"
+retried=$("$RUN" sbatch --parsable --requeue --open-mode=append -N3 --ntasks-per-node=1 --ddp-preflight \
+  --ddp-profile=lab-preflight --ddp-retries=1 -o "$WORK/retry.out" "$WORK/retry.sh")
+AT_JOB=$retried
+wait_restarts "$retried" 1 || fail "the failed preflight did not requeue the job: $(cat "$WORK/retry.out")"
+[ "$(job_field "$retried" ExcNodeList)" = n3 ] || fail "ExcNodeList=$(job_field "$retried" ExcNodeList), not n3"
+start_requeued_job "$retried"
+wait_job_gone "$retried" 120 || fail "the second attempt did not finish: $(cat "$WORK/retry.out")"
+out=$(cat "$WORK/retry.out")
+echo "$out"
+expect_contains "$out" "ddp-preflight: requeuing the job for attempt 2 of 2, without n3 (ddp-preflight: n1 <-> n3: bus bandwidth " "the retry"
+after=$(sed -n '/requeuing the job/,$p' <<<"$out")
+expect_contains "$after" "ddp-preflight: 3 ranks on 3 node(s) (n1, n2, n4)" "the second attempt's preflight"
+expect_contains "$after" "ddp-preflight: passed in" "the second attempt's preflight"
+[ "$(grep -c 'met 3 ranks, mean rank 1.00' <<<"$after")" = 3 ] || fail "the program did not run after the retry: $out"
+slow_link_off
+echo "PASS: preflight table (the sbatch job took ${took} s), slow n3 named, threshold fails the step with --exclude=n3, the same in DDP_PREFLIGHT_JSON; with --ddp-retries the job went on without n3"

@@ -141,3 +141,20 @@ TEST(PreflightPlan, TheDefaultTimeOutGrowsWithTheStep) {
   fixed.facts.total_tasks = 8192;
   EXPECT_EQ(p::plan_preflight(fixed, config)->timeout_s, 60u);
 }
+
+// --ddp-retries: a failed preflight that names nodes requeues the job without them, so
+// ddp-preflight is told the job, the retries and the requeues so far; without retries, nothing.
+TEST(PreflightPlan, RetriesAreToldToTheProgram) {
+  TempDir dir;
+  p::PlugstackConfig config;
+  config.preflight_program = "/usr/bin/ddp-preflight";
+  auto s = step(true, parsed(dir, "description: x\n", "x"));
+  s.facts.job_id = 42;
+  s.facts.restart_count = 1;
+  s.watch = p::WatchPlan{};
+  EXPECT_EQ(p::plan_preflight(s, config)->argv.size(), 3u);
+  s.watch->retries = 2;
+  EXPECT_EQ(p::plan_preflight(s, config)->argv,
+            (std::vector<std::string>{"/usr/bin/ddp-preflight", "--timeout", "60", "--job", "42",
+                                      "--retries", "2", "--restarts", "1"}));
+}
