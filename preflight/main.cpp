@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -89,12 +90,16 @@ std::string naming(const std::vector<std::string>& failures, const std::vector<s
 // nodes (ddp::watch, as the failure watch does for a failure during the program).
 void retry_without(const Args& args, const Failure& failure) {
   namespace w = ddp::watch;
-  const auto d = w::decide_retry(failure.nodes, "ddp-preflight: " + failure.what,
+  const auto d = w::decide_retry(failure.nodes, "the preflight: " + failure.what,
                                  {args.retries, args.restarts});
   if (d.kind == w::RetryDecision::Kind::Off) return;
   std::cerr << "ddp-preflight: " << d.line << "\n" << std::flush;
-  if (d.kind != w::RetryDecision::Kind::NoNode)
-    for (const auto& line : w::requeue_through_slurm(args.job, d)) std::cerr << "ddp-preflight: " << line << "\n";
+  if (d.kind == w::RetryDecision::Kind::NoNode) return;
+  // The requeue's own SIGTERM reaches this task too: its outcome is still to be said. In this
+  // process (Gloo's and OpenMP's threads may live on: no libslurm in a child of it); the plugin
+  // waits longer for a preflight that may requeue (plan/preflight.cpp).
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, SIG_IGN);
+  for (const auto& line : w::requeue_here(args.job, d)) std::cerr << "ddp-preflight: " << line << "\n";
   std::cerr << std::flush;
   w::let_srun_hear();
 }

@@ -71,10 +71,11 @@ struct spank_option spank_options[] = {
                    "SECONDS). off: Slurm's own behaviour."),
      ddp::spank::kOptional, 10, ddp::spank::on_option},
     {ddp::spank::s(ddp::plan::kOptRetries), ddp::spank::s("N"),
-     ddp::spank::s("When the failure watch names a node (a rank killed, stopped or hung there, or "
-                   "the node silent), requeue the batch job without that node, up to N times; "
-                   "the program resumes from its checkpoint. A failure that names no node (an "
-                   "exception, an exit code) is not retried. sbatch only."),
+     ddp::spank::s("When the failure watch or the preflight names a node (a rank killed, stopped "
+                   "or hung there, the node silent or slow), requeue the batch job without that "
+                   "node, up to N times; the program resumes from its checkpoint. A failure that "
+                   "names no node (an exception, an exit code, a crash) is not retried. sbatch "
+                   "only."),
      ddp::spank::kRequired, 11, ddp::spank::on_option},
     SPANK_OPTIONS_TABLE_END};
 }

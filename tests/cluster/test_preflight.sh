@@ -130,13 +130,15 @@ retried=$("$RUN" sbatch --parsable --requeue --open-mode=append -N3 --ntasks-per
   --ddp-profile=lab-preflight --ddp-retries=1 -o "$WORK/retry.out" "$WORK/retry.sh")
 AT_JOB=$retried
 wait_restarts "$retried" 1 || fail "the failed preflight did not requeue the job: $(cat "$WORK/retry.out")"
+# The exclusion follows the requeue (slurmctld may refuse it for a moment: retried a second later).
+for _ in $(seq 50); do [ "$(job_field "$retried" ExcNodeList)" = n3 ] && break; sleep 0.2; done
 [ "$(job_field "$retried" ExcNodeList)" = n3 ] || fail "ExcNodeList=$(job_field "$retried" ExcNodeList), not n3"
 start_requeued_job "$retried"
 wait_job_gone "$retried" 120 || fail "the second attempt did not finish: $(cat "$WORK/retry.out")"
 out=$(cat "$WORK/retry.out")
 echo "$out"
-expect_contains "$out" "ddp-preflight: requeuing the job for attempt 2 of 2, without n3 (ddp-preflight: n1 <-> n3: bus bandwidth " "the retry"
-after=$(sed -n '/requeuing the job/,$p' <<<"$out")
+expect_contains "$out" "ddp-preflight: asking Slurm to requeue the job for attempt 2 of 2, without n3 (the preflight: n1 <-> n3: bus bandwidth " "the retry"
+after=$(sed -n '/asking Slurm to requeue the job/,$p' <<<"$out")
 expect_contains "$after" "ddp-preflight: 3 ranks on 3 node(s) (n1, n2, n4)" "the second attempt's preflight"
 expect_contains "$after" "ddp-preflight: passed in" "the second attempt's preflight"
 [ "$(grep -c 'met 3 ranks, mean rank 1.00' <<<"$after")" = 3 ] || fail "the program did not run after the retry: $out"

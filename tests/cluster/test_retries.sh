@@ -1,5 +1,5 @@
 #!/bin/bash
-# --ddp-retries on three nodes, jobs of two: a rank killed on one node, or a node cut off the
+# --ddp-retries on four nodes, jobs of two that leave n4 out themselves (--exclude): a rank killed on one node, or a node cut off the
 # network, requeues the job without that node, and ddp-cifar100 resumes from its checkpoint on the
 # two others and finishes (the preflight's retry is in test_preflight.sh); a rank
 # killed on every attempt is retried until the retries, or the partition's nodes, are used up, and
@@ -24,11 +24,13 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-LAB_NODES=3 "$TESTS_DIR/up.sh" >"$WORK/up.log" 2>&1 || fail "lab with three nodes: $(tail -5 "$WORK/up.log")"
+LAB_NODES=4 "$TESTS_DIR/up.sh" >"$WORK/up.log" 2>&1 || fail "lab with four nodes: $(tail -5 "$WORK/up.log")"
 
 # The node the job's rank 1 runs on: its second node (one rank per node).
 second_node() { "$RUN" scontrol show hostnames "$(job_field "$1" NodeList)" | sed -n 2p; }
-submit() { as_user sbatch --parsable --ddp-nodes=2 --ddp-gpus=1 "$@"; }
+# Every job leaves n4 out itself: its own --exclude must stay excluded after a retry.
+ranged() { "$RUN" scontrol show hostlist "$1"; }
+submit() { as_user sbatch --parsable --ddp-nodes=2 --ddp-gpus=1 --exclude=n4 "$@"; }
 # wait_count FILE PATTERN N: true once FILE has N lines matching PATTERN (within 60 s).
 wait_count() {
   local i n
@@ -53,13 +55,15 @@ wait_restarts "$train" 1 || fail "not requeued: $(cat "$WORK/train.out")"
 start_requeued_job "$train"
 wait_for_line "$WORK/train.out" 'Resuming from ' 120 || fail "the second attempt did not resume: $(cat "$WORK/train.out")"
 [ "$(job_field "$train" Restarts)" = 1 ] || fail "Restarts=$(job_field "$train" Restarts), expected 1"
-[ "$(job_field "$train" ExcNodeList)" = "$bad" ] || fail "ExcNodeList=$(job_field "$train" ExcNodeList), expected $bad"
+[ "$(job_field "$train" ExcNodeList)" = "$(ranged "$bad,n4")" ] ||
+  fail "ExcNodeList=$(job_field "$train" ExcNodeList), expected $bad and the job's own n4"
 nodes=$(job_field "$train" NodeList)
 "$RUN" scontrol show hostnames "$nodes" | grep -qx "$bad" && fail "the second attempt runs on $bad again ($nodes)"
 wait_job_gone "$train" 180 || fail "the second attempt did not finish: $(cat "$WORK/train.out")"
 out=$(cat "$WORK/train.out")
 grep '^spank_ddp' <<<"$out" || true
-expect_contains "$out" "spank_ddp: requeuing the job for attempt 2 of 2, without $bad (rank 1 on $bad was killed by signal 9 (SIGKILL))" "the retry named"
+expect_contains "$out" "spank_ddp: asking Slurm to requeue the job for attempt 2 of 2, without $bad (rank 1 on $bad was killed by signal 9 (SIGKILL))" "the retry named"
+expect_contains "$out" "spank_ddp: job $train is requeued without $(ranged "$bad,n4");" "the requeue's outcome"
 expect_contains "$out" "Training completed successfully." "the second attempt finishes"
 grep -q '] Epoch 1/4 completed' <<<"$(sed -n '/Resuming from/,$p' <<<"$out")" && fail "the second attempt started from epoch 1"
 echo "ok: rank 1 killed on $bad; the job ran again on $nodes from its checkpoint and finished"
@@ -79,11 +83,12 @@ wait_restarts "$cut" 1 || { eval "$AT_LINK"; fail "not requeued after $lost went
 eval "$AT_LINK"
 start_requeued_job "$cut"
 wait_for_line "$WORK/cut.out" 'Resuming from ' 120 || fail "the second attempt did not resume: $(cat "$WORK/cut.out")"
-[ "$(job_field "$cut" ExcNodeList)" = "$lost" ] || fail "ExcNodeList=$(job_field "$cut" ExcNodeList), expected $lost"
+[ "$(job_field "$cut" ExcNodeList)" = "$(ranged "$lost,n4")" ] ||
+  fail "ExcNodeList=$(job_field "$cut" ExcNodeList), expected $lost and the job's own n4"
 wait_job_gone "$cut" 180 || fail "the second attempt did not finish: $(cat "$WORK/cut.out")"
 out=$(cat "$WORK/cut.out")
 grep -v '^Epoch\|^Validation\|hwloc finds' <<<"$out" || true
-expect_contains "$out" "spank_ddp: requeuing the job for attempt 2 of 2, without $lost (node $lost (ranks 1) has not answered the failure watch for " "the silent node"
+expect_contains "$out" "spank_ddp: asking Slurm to requeue the job for attempt 2 of 2, without $lost (node $lost (ranks 1) has not answered the failure watch for " "the silent node"
 expect_contains "$out" "Training completed successfully." "the second attempt finishes"
 echo "ok: $lost cut off the network; the job went on without it from its checkpoint"
 
@@ -99,11 +104,17 @@ crash() {
   id=$(submit --requeue --open-mode=append --ddp-retries="$1" -o "$WORK/crash.$1.out" "$WORK/crash.sh")
   jobs+=("$id")
   for ((i = 0; i < 4; i++)); do
-    wait_count "$WORK/crash.$1.out" "^spank_ddp: \(requeuing the job\|not retried\)" $((i + 1)) ||
+    wait_count "$WORK/crash.$1.out" "^spank_ddp: \(asking Slurm to requeue the job\|not retried\)" $((i + 1)) ||
       fail "no retry decision after attempt $((i + 1)): $(cat "$WORK/crash.$1.out")"
+    # The decision's outcome: the job requeued, or a line that says why not.
+    for _ in $(seq 150); do
+      grep -q "^spank_ddp: not retried" "$WORK/crash.$1.out" && break
+      [ "$(job_field "$id" Restarts)" = $((i + 1)) ] && break
+      sleep 0.2
+    done
     out=$(cat "$WORK/crash.$1.out")
     grep -q "^spank_ddp: not retried" <<<"$out" && break
-    wait_restarts "$id" $((i + 1)) || fail "Slurm did not requeue job $id: $out"
+    [ "$(job_field "$id" Restarts)" = $((i + 1)) ] || fail "Slurm did not requeue job $id: $out"
     start_requeued_job "$id"
     wait_for_line "$WORK/crash.$1.out" "^attempt $((i + 1)): rank 1" 60 || fail "attempt $((i + 2)) did not start: $out"
   done
@@ -116,18 +127,18 @@ out=$(crash 1)
 first=$(sed -n 's/^attempt 0: rank 1 on //p' <<<"$out")
 second=$(sed -n 's/^attempt 1: rank 1 on //p' <<<"$out")
 [ -n "$first" ] && [ -n "$second" ] && [ "$first" != "$second" ] || fail "rank 1 ran on '$first', then on '$second': $out"
-expect_contains "$out" "spank_ddp: requeuing the job for attempt 2 of 2, without $first" "the first retry"
+expect_contains "$out" "spank_ddp: asking Slurm to requeue the job for attempt 2 of 2, without $first" "the first retry"
 expect_contains "$out" "spank_ddp: not retried: attempt 2 failed, and the job was requeued 1 times already (--ddp-retries=1): rank 1 on $second was killed by signal 9 (SIGKILL)" "retries used up"
 expect_contains "$out" "spank_ddp: job" "the exclusions listed"
-expect_contains "$out" " excludes $first; to leave out $second as well, resubmit with --exclude=" "the exclusions listed"
+expect_contains "$out" " excludes $(ranged "$first,n4"); to leave out $second as well, resubmit with --exclude=$(ranged "$first,$second,n4")" "the exclusions listed"
 echo "ok: retries used up after $first, then $second"
 
-# 4. Two retries, but without both failed nodes the partition has one node for a job of two.
+# 4. Two retries, but without both failed nodes (and n4) the partition has one node for a job of two.
 out=$(crash 2)
-expect_contains "$out" "spank_ddp: requeuing the job for attempt 3 of 3, without" "the second retry decided"
+expect_contains "$out" "spank_ddp: asking Slurm to requeue the job for attempt 3 of 3, without" "the second retry decided"
 expect_contains "$out" "spank_ddp: not retried: without n[" "the partition guard"
 expect_contains "$out" ", partition debug has 1 of the 2 nodes the job needs; resubmit once the nodes are repaired" "the partition guard"
-[ "$(grep -c '^spank_ddp: requeuing the job' <<<"$out")" = 2 ] || fail "expected two retry decisions: $out"
+[ "$(grep -c '^spank_ddp: asking Slurm to requeue the job' <<<"$out")" = 2 ] || fail "expected two retry decisions: $out"
 echo "ok: the second retry was refused: the partition would have one node left"
 
 # 5. A program that fails on every rank names no node: not retried.

@@ -154,7 +154,9 @@ TEST(PreflightPlan, RetriesAreToldToTheProgram) {
   s.watch = p::WatchPlan{};
   EXPECT_EQ(p::plan_preflight(s, config)->argv.size(), 3u);
   s.watch->retries = 2;
-  EXPECT_EQ(p::plan_preflight(s, config)->argv,
-            (std::vector<std::string>{"/usr/bin/ddp-preflight", "--timeout", "60", "--job", "42",
-                                      "--retries", "2", "--restarts", "1"}));
+  const auto run = p::plan_preflight(s, config);
+  EXPECT_EQ(run->argv, (std::vector<std::string>{"/usr/bin/ddp-preflight", "--timeout", "60", "--job",
+                                                 "42", "--retries", "2", "--restarts", "1"}));
+  // The plugin waits the longer for it: a requeue after a failed preflight takes requests.
+  EXPECT_EQ(run->timeout_s, p::kDefaultPreflightTimeout + p::kPreflightRequeueSeconds);
 }

@@ -1,5 +1,7 @@
 #include "retry.hpp"
 
+#include <csignal>
+
 namespace ddp::watch {
 namespace {
 
@@ -37,6 +39,8 @@ RetryDecision names_no_node(const std::string& why, const RetryPlan& plan) {
 
 }  // namespace
 
+bool names_its_node(int signal) { return signal == SIGKILL || signal == SIGBUS; }
+
 RetryDecision decide_retry(const std::vector<std::string>& nodes, const std::string& what,
                            const RetryPlan& plan) {
   if (plan.retries == 0) return {};
@@ -53,7 +57,7 @@ RetryDecision decide_retry(const std::vector<std::string>& nodes, const std::str
     return d;
   }
   d.kind = RetryDecision::Kind::Retry;
-  d.line = "requeuing the job for attempt " + std::to_string(d.attempt + 1) + " of " +
+  d.line = "asking Slurm to requeue the job for attempt " + std::to_string(d.attempt + 1) + " of " +
            std::to_string(d.attempts) + ", without " + join(nodes) + " (" + what + ")";
   return d;
 }
@@ -65,6 +69,16 @@ RetryDecision decide_retry(const Verdict& verdict, const RetryPlan& plan) {
     return names_no_node("rank " + std::to_string(f.rank) + " " + how_text(f) +
                              ", a failure of the program that names no node; another attempt "
                              "would fail the same way", plan);
+  if (f.how == How::Signal && !names_its_node(f.code))
+    return names_no_node("rank " + std::to_string(f.rank) + " " + how_text(f) +
+                             ", a crash of the program that names no node; another attempt "
+                             "would crash the same way", plan);
+  // Every member silent to the head at once: the head's own network, or the network between
+  // them, more likely than that many nodes; and a head cut off would name a healthy one.
+  if (f.how == How::Silent && verdict.other_silent_nodes > 0)
+    return names_no_node(std::to_string(verdict.other_silent_nodes + 1) +
+                             " nodes stopped answering the failure watch at once: the network, "
+                             "not one node", plan);
   // A node that never said its name to the head: nothing to exclude it by.
   if (f.host.empty())
     return names_no_node(how_short(f) + " on node " + std::to_string(f.node) +

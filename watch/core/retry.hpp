@@ -2,10 +2,12 @@
 // (the head watch's verdict, ddp-preflight's), and what the job's output says about it.
 // Slurm-free: the requeue itself is slurm/slurm_requeue.hpp.
 //
-// A rank killed or crashed by a signal, stopped, hung in state D, or a node that went silent
-// names its node: the same program on other nodes may well succeed. A rank that exited with a
-// code names no node: a raised exception, a bad argument or a bug fails the same way anywhere,
-// and a new attempt would only spend an allocation.
+// A rank killed (SIGKILL: the kernel's OOM killer, a node health check, an admin) or ended by a
+// bus error (SIGBUS: bad memory), stopped, hung in state D, or one node that went silent names
+// its node: the same program on other nodes may well succeed. A rank that exited with a code or
+// crashed by another signal (SIGSEGV, SIGABRT...) names no node: a raised exception, a bad
+// argument or a bug fails the same way anywhere, and a new attempt would only spend an
+// allocation. So do several nodes silent at once: a network, not a node.
 #pragma once
 
 #include <string>
@@ -35,6 +37,9 @@ struct RetryDecision {
 };
 
 RetryDecision decide_retry(const Verdict& verdict, const RetryPlan& plan);
+
+// Whether a rank's death by SIGNAL names its node (above).
+bool names_its_node(int signal);
 
 // A failure that names its NODES itself (ddp-preflight's verdict), in WHAT's words; no node named:
 // not retried.

@@ -310,8 +310,8 @@ void WatchNode::end_tasks(Now now) {
   kill_at_ = now.mono + times_.grace;
 }
 
-// --ddp-retries: before the step ends, so that the job is requeued while it still runs (the batch
-// script would otherwise go on to its next line, or end the job).
+// --ddp-retries: before this node's ranks end, so that the job is requeued while srun still runs
+// (the batch script would otherwise go on to its next line, or end the job).
 void WatchNode::retry_without_failed_node(const Verdict& v) {
   const RetryDecision d = decide_retry(v, {args_.retries, args_.restarts});
   if (d.kind == RetryDecision::Kind::Off) return;
@@ -324,8 +324,8 @@ void WatchNode::retry_without_failed_node(const Verdict& v) {
 void WatchNode::act(const Verdict& v, Now now) {
   say(verdict_lines(v, step_name()));
   verdict_said_ = true;
-  retry_without_failed_node(v);
-  end_tasks(now);
+  // The members first, so that none waits for an answer while slurmctld is asked and then speaks
+  // alone; this node's own ranks after, so that srun (and the job script) waits for the requeue.
   if (network_) {
     broadcast(Datagram::Type::End);
     // Once more a little later, for the ones that lost it, rather than twice at once (a thousand
@@ -333,6 +333,8 @@ void WatchNode::act(const Verdict& v, Now now) {
     std::minstd_rand random(static_cast<unsigned>(now.wall_ns));
     end_again_at_ = now.mono + Ms(100 + random() % 200);
   }
+  retry_without_failed_node(v);
+  end_tasks(Now::read());  // the requeue may have taken a while
   // A node that cannot be reached, or whose watch never spoke, is ended by Slurm.
   if (args_.nodes > 1 && (v.unreachable || !network_ || judge_->heard_count() < args_.nodes))
     end_step_through_slurm(args_.job, args_.step);

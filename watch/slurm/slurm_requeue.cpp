@@ -1,5 +1,6 @@
 #include "slurm_requeue.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,7 +24,7 @@ namespace {
 // slurm_load_job took a step id in 26.05; the header this was built with decides which is called.
 [[maybe_unused]] int load(int (*f)(job_info_msg_t**, std::uint32_t, std::uint16_t), job_info_msg_t** info,
                           std::uint32_t job) {
-  return f(info, job, SHOW_DETAIL);
+  return f(info, job, SHOW_LOCAL);
 }
 [[maybe_unused]] int load(int (*f)(job_info_msg_t**, slurm_step_id_t, std::uint16_t), job_info_msg_t** info,
                           std::uint32_t job) {
@@ -31,7 +32,7 @@ namespace {
   id.job_id = job;
   id.step_id = NO_VAL;
   id.step_het_comp = NO_VAL;
-  return f(info, id, SHOW_DETAIL);
+  return f(info, id, SHOW_LOCAL);
 }
 
 constexpr int kAnswerSeconds = 20;        // slurmctld's three answers, all together
@@ -45,7 +46,9 @@ std::string join(const std::vector<std::string>& nodes) {
 
 // The job's record in slurmctld: what it excludes, needs and runs in.
 struct JobRecord {
+  std::string id;         // "17", or "12_3" for a task of an array (its own id would be the array's)
   std::string excluded;   // ExcNodeList, "" for none
+  std::string required;   // ReqNodeList (--nodelist), "" for none
   std::string partition;  // the one it runs in
   unsigned nodes = 0;
   bool batch = false;     // sbatch's; salloc's and srun's own allocations are not
@@ -60,6 +63,7 @@ class Requeue {
     if (!slurm_.ok()) return {"not retried: " + slurm_.error()};
     const auto record = load_job();
     if (!record) return {"not retried: cannot read job " + id_ + " from slurmctld: " + why_};
+    id_ = record->id;
     const std::string excluded = merged(record->excluded);
     if (d_.kind == RetryDecision::Kind::Exhausted)
       return {(record->excluded.empty() ? "job " + id_ + " excludes no node"
@@ -70,6 +74,10 @@ class Requeue {
     // allocation (22.05), and then nothing more could be said.
     if (!record->batch) return {"not retried: " + batch_only()};
     if (record->pending) return {already_requeued()};
+    for (const auto& node : d_.nodes)
+      if (listed(record->required, node))
+        return {"not retried: job " + id_ + " asks for " + node + " by name (--nodelist=" +
+                record->required + "), so it cannot run without it; resubmit without " + node};
     if (const auto left = nodes_left(record->partition, excluded); left && *left < record->nodes)
       return {"not retried: without " + excluded + ", partition " + record->partition +
                            " has " + std::to_string(*left) + " of the " + std::to_string(record->nodes) +
@@ -78,7 +86,8 @@ class Requeue {
     if (!exclude(excluded))
       return {"job " + id_ + " is requeued, but Slurm would not exclude " + join(d_.nodes) +
                            " (" + why_ + "): it may start there again. While it is pending: "
-                           "scontrol update jobid=" + id_ + " ExcNodeList=" + excluded};
+                           "scontrol update jobid=" + id_ + " ExcNodeList=" + excluded +
+                           " (its excluded nodes with " + join(d_.nodes) + ")"};
     return {"job " + id_ + " is requeued without " + excluded +
                          "; it starts again once Slurm's requeue delay has passed (BeginTime, "
                          "about 2 minutes), and the program resumes from its checkpoint"};
@@ -93,12 +102,20 @@ class Requeue {
       return std::nullopt;
     }
     job_info_msg_t* info = nullptr;
-    if (load(load_job, &info, job_) != SLURM_SUCCESS || !info || info->record_count == 0) {
+    if (load(load_job, &info, job_) != SLURM_SUCCESS || !info) {
       fail(slurm_.strerror(errno));
+      return std::nullopt;
+    }
+    if (info->record_count == 0) {
+      free_info(info);
+      fail("slurmctld no longer knows it");
       return std::nullopt;
     }
     const slurm_job_info_t& j = info->job_array[0];
     JobRecord r;
+    r.id = j.array_task_id != NO_VAL ? std::to_string(j.array_job_id) + "_" + std::to_string(j.array_task_id)
+                                     : id_;
+    r.required = j.req_nodes ? j.req_nodes : "";
     r.excluded = j.exc_nodes ? j.exc_nodes : "";
     r.partition = j.partition ? j.partition : "";
     r.nodes = j.num_nodes;
@@ -128,6 +145,20 @@ class Requeue {
     const auto n = ranged(hl, sizeof text, text);
     destroy(hl);
     return n > 0 && static_cast<std::size_t>(n) < sizeof text ? std::string(text, static_cast<std::size_t>(n)) : join(all);
+  }
+
+  // Whether NODE is one of the hosts of LIST (a Slurm host list; "" holds none).
+  bool listed(const std::string& list, const std::string& node) {
+    if (list.empty()) return false;
+    auto create = slurm_.get<decltype(&slurm_hostlist_create)>("slurm_hostlist_create");
+    auto find = slurm_.get<decltype(&slurm_hostlist_find)>("slurm_hostlist_find");
+    auto destroy = slurm_.get<decltype(&slurm_hostlist_destroy)>("slurm_hostlist_destroy");
+    if (!create || !find || !destroy) return false;
+    auto hl = create(list.c_str());
+    if (!hl) return false;
+    const bool found = find(hl, node.c_str()) >= 0;
+    destroy(hl);
+    return found;
   }
 
   // Nodes of PARTITION outside EXCLUDED; nullopt when unknown (then the requeue goes ahead).
@@ -251,9 +282,17 @@ class Requeue {
 
 void let_srun_hear() { std::this_thread::sleep_for(std::chrono::seconds(1)); }
 
+std::vector<std::string> requeue_here(std::uint32_t job, const RetryDecision& decision) {
+  try {
+    return Requeue(job, decision).run();
+  } catch (const std::exception& e) {
+    return {std::string("not retried: ") + e.what()};
+  }
+}
+
 std::vector<std::string> requeue_through_slurm(std::uint32_t job, const RetryDecision& decision) {
   int fds[2];
-  if (::pipe(fds) != 0) return {"not retried: no pipe for the requeue's child"};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {"not retried: no pipe for the requeue's child"};
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -268,7 +307,7 @@ std::vector<std::string> requeue_through_slurm(std::uint32_t job, const RetryDec
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&ending, sig);
     ::sigprocmask(SIG_BLOCK, &ending, nullptr);
     std::string text;
-    for (const auto& line : Requeue(job, decision).run()) text += line + "\n";
+    for (const auto& line : requeue_here(job, decision)) text += line + "\n";
     (void)!::write(fds[1], text.data(), std::min(text.size(), kMaxAnswer));
     ::_exit(0);
   }
@@ -290,15 +329,15 @@ std::vector<std::string> requeue_through_slurm(std::uint32_t job, const RetryDec
     if (n <= 0) ended = true;
     else text.append(buf, static_cast<std::size_t>(n));
   }
+  ended = ended || text.size() >= kMaxAnswer;
   ::close(fds[0]);
   if (!ended) {
     ::kill(child, SIGKILL);  // reaped by SIGCHLD=SIG_IGN
-    return {"slurmctld did not answer the requeue within " +
-                               std::to_string(kAnswerSeconds) + " s: if job " + std::to_string(job) +
-                               " is pending again, exclude " + join(decision.nodes) +
-                               " with scontrol update jobid=" + std::to_string(job) +
-                               " ExcNodeList=...; if it ended, resubmit with --exclude=" +
-                               join(decision.nodes)};
+    return {"slurmctld did not answer the requeue within " + std::to_string(kAnswerSeconds) +
+            " s: if job " + std::to_string(job) + " is pending again, add " + join(decision.nodes) +
+            " to the excluded nodes `scontrol show job " + std::to_string(job) +
+            "` lists (scontrol update jobid=" + std::to_string(job) +
+            " ExcNodeList=...); if it ended, resubmit with --exclude=" + join(decision.nodes)};
   }
   if (text.empty())
     return {"not retried: the requeue's child process ended without an answer; "

@@ -22,6 +22,11 @@ namespace ddp::watch {
 // happen and what the user can do.
 std::vector<std::string> requeue_through_slurm(std::uint32_t job, const RetryDecision& decision);
 
+// The same in this process, bounded only by libslurm's own time-outs (MessageTimeout per
+// request): for a process with threads of its own (ddp-preflight: Gloo, OpenMP), where a child
+// must not call libslurm, and that ignores the requeue's SIGTERM itself.
+std::vector<std::string> requeue_here(std::uint32_t job, const RetryDecision& decision);
+
 // What a step's process says moves through slurmstepd to srun, which drops what is still on the
 // way when the step ends: in the lab, lines said 5 ms before the watch ended the step were lost
 // on every run (7 of 7), and with a pause of 300 ms on one run of about 20. The retry's lines say

@@ -37,10 +37,12 @@ std::optional<PreflightRun> plan_preflight(const StepPlan& step, const Plugstack
   if (p.min_busbw_gbps || p.max_latency_us || p.min_fraction_of_median)
     run.argv.insert(run.argv.end(), {"--thresholds-from", "profile " + step.profile.name});
   // A failure before the program is the preflight's to say, and to retry (--ddp-retries).
-  if (step.watch && step.watch->retries > 0)
+  if (step.watch && step.watch->retries > 0) {
     run.argv.insert(run.argv.end(), {"--job", std::to_string(step.facts.job_id), "--retries",
                                      std::to_string(step.watch->retries), "--restarts",
                                      std::to_string(step.facts.restart_count)});
+    run.timeout_s += kPreflightRequeueSeconds;
+  }
   return run;
 }
 

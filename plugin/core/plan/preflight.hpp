@@ -16,6 +16,9 @@ namespace ddp::plan {
 // each rank's requests in turn (bench/scale.sh measures the rendezvous and the exchange at 8,192
 // ranks): a healthy 1,000-node step must not meet a time-out made for two nodes.
 inline constexpr unsigned kDefaultPreflightTimeout = 120;
+// With --ddp-retries, more for rank 0's requeue after a failure: its six requests to slurmctld at
+// MessageTimeout's default of 10 s.
+inline constexpr unsigned kPreflightRequeueSeconds = 60;
 inline constexpr unsigned kPreflightRanksPerSecond = 64;
 unsigned default_preflight_timeout(unsigned step_ranks);
 
