@@ -165,4 +165,12 @@ out=$(as_user timeout 60 salloc -N2 --ddp-nodes=2 --ddp-gpus=1 --ddp-retries=1 \
   fail "the salloc step succeeded: $out"
 expect_contains "$out" "Slurm requeues batch jobs only" "salloc"
 echo "ok: --no-requeue and salloc are told why, and how to resubmit"
+
+# Requeues, a cut link and killed ranks leave every node idle: none drained or down.
+for _ in $(seq 150); do
+  states=$("$RUN" sinfo -h -N -o '%N %T' | sort -u)
+  ! grep -qv ' idle$' <<<"$states" && break
+  sleep 0.2
+done
+! grep -qv ' idle$' <<<"$states" || fail "nodes not idle after the jobs: $states"
 echo "PASS: --ddp-retries"

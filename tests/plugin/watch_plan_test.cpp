@@ -22,6 +22,20 @@ std::string option_error(const std::string& value) {
   });
 }
 
+// Node NODE (0 or 1) of job 17's step on gn[01-02], TASKS ranks on each node.
+p::StepFacts two_node_step(unsigned node, unsigned tasks) {
+  p::StepFacts f;
+  f.job_id = 17;
+  f.nodes = 2;
+  f.node_id = node;
+  f.nodelist = "gn[01-02]";
+  f.hostname = node == 0 ? "gn01" : "gn02";
+  f.total_tasks = 2 * tasks;
+  f.local_tasks = tasks;
+  f.cpus_on_node = 8;
+  return f;
+}
+
 }  // namespace
 
 TEST(WatchOption, ValuesAndRefusals) {
@@ -66,16 +80,8 @@ TEST(WatchProfile, TheWatchKeyIsCheckedMergedAndShown) {
 }
 
 TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
-  p::StepFacts f;
-  f.job_id = 17;
+  p::StepFacts f = two_node_step(1, 4);
   f.step_id = 2;
-  f.nodes = 2;
-  f.node_id = 1;
-  f.nodelist = "gn[01-02]";
-  f.hostname = "gn02";
-  f.total_tasks = 8;
-  f.local_tasks = 4;
-  f.cpus_on_node = 8;
   f.watch_nonce = "00112233aabbccdd";
   const auto step = p::plan_step(f, {}, {});
   ASSERT_TRUE(step.watch);
@@ -113,14 +119,7 @@ TEST(WatchRetries, TheOptionTheProfileAndWhatTheHeadIsTold) {
   const std::string bad = dir.write("bad.yaml", "name: bad\nwatch: {retries: 1000}\n");
   EXPECT_NE(error_of([&] { p::load_profile_file(bad); }).find("watch.retries"), std::string::npos);
 
-  p::StepFacts f;
-  f.job_id = 17;
-  f.nodes = 2;
-  f.nodelist = "gn[01-02]";
-  f.hostname = "gn01";
-  f.total_tasks = 2;
-  f.local_tasks = 1;
-  f.cpus_on_node = 8;
+  p::StepFacts f = two_node_step(0, 1);
   f.restart_count = 1;
   // The profile's default, unless the user says otherwise.
   const auto from_site = p::plan_step(f, {}, {}, p::resolve_for_node(site, "gn01"));

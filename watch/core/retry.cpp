@@ -13,12 +13,6 @@ std::string what_failed(const Failure& f) {
   return "rank " + std::to_string(f.rank) + " on " + f.host + " " + how_text(f);
 }
 
-std::string join(const std::vector<std::string>& nodes) {
-  std::string s;
-  for (const auto& n : nodes) s += (s.empty() ? "" : ",") + n;
-  return s;
-}
-
 RetryDecision counted(const RetryPlan& plan) {
   RetryDecision d;
   d.attempt = plan.restarts + 1;
@@ -39,6 +33,12 @@ RetryDecision names_no_node(const std::string& why, const RetryPlan& plan) {
 
 }  // namespace
 
+std::string node_list(const std::vector<std::string>& nodes) {
+  std::string s;
+  for (const auto& n : nodes) s += (s.empty() ? "" : ",") + n;
+  return s;
+}
+
 bool names_its_node(int signal) { return signal == SIGKILL || signal == SIGBUS; }
 
 RetryDecision decide_retry(const std::vector<std::string>& nodes, const std::string& what,
@@ -58,7 +58,7 @@ RetryDecision decide_retry(const std::vector<std::string>& nodes, const std::str
   }
   d.kind = RetryDecision::Kind::Retry;
   d.line = "asking Slurm to requeue the job for attempt " + std::to_string(d.attempt + 1) + " of " +
-           std::to_string(d.attempts) + ", without " + join(nodes) + " (" + what + ")";
+           std::to_string(d.attempts) + ", without " + node_list(nodes) + " (" + what + ")";
   return d;
 }
 

@@ -38,6 +38,9 @@ struct RetryDecision {
 
 RetryDecision decide_retry(const Verdict& verdict, const RetryPlan& plan);
 
+// "n3,n5": NODES as said in the job's output and given to --exclude=.
+std::string node_list(const std::vector<std::string>& nodes);
+
 // Whether a rank's death by SIGNAL names its node (above).
 bool names_its_node(int signal);
 

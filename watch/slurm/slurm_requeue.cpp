@@ -38,12 +38,6 @@ namespace {
 constexpr int kAnswerSeconds = 20;        // slurmctld's three answers, all together
 constexpr std::size_t kMaxAnswer = 8192;  // bytes of lines from the child
 
-std::string join(const std::vector<std::string>& nodes) {
-  std::string s;
-  for (const auto& n : nodes) s += (s.empty() ? "" : ",") + n;
-  return s;
-}
-
 // The job's record in slurmctld: what it excludes, needs and runs in.
 struct JobRecord {
   std::string id;         // "17", or "12_3" for a task of an array (its own id would be the array's)
@@ -68,7 +62,7 @@ class Requeue {
     if (d_.kind == RetryDecision::Kind::Exhausted)
       return {(record->excluded.empty() ? "job " + id_ + " excludes no node"
                                                  : "job " + id_ + " excludes " + record->excluded) +
-                           "; to leave out " + join(d_.nodes) + " as well, resubmit with --exclude=" +
+                           "; to leave out " + node_list(d_.nodes) + " as well, resubmit with --exclude=" +
                            excluded};
     // Asked first: a requeue of an salloc session is not always refused before it revokes the
     // allocation (22.05), and then nothing more could be said.
@@ -84,10 +78,10 @@ class Requeue {
                            " nodes the job needs; resubmit once the nodes are repaired"};
     if (!requeue()) return {requeued_by_another_ ? why_ : "not retried: " + why_};
     if (!exclude(excluded))
-      return {"job " + id_ + " is requeued, but Slurm would not exclude " + join(d_.nodes) +
+      return {"job " + id_ + " is requeued, but Slurm would not exclude " + node_list(d_.nodes) +
                            " (" + why_ + "): it may start there again. While it is pending: "
                            "scontrol update jobid=" + id_ + " ExcNodeList=" + excluded +
-                           " (its excluded nodes with " + join(d_.nodes) + ")"};
+                           " (its excluded nodes with " + node_list(d_.nodes) + ")"};
     return {"job " + id_ + " is requeued without " + excluded +
                          "; it starts again once Slurm's requeue delay has passed (BeginTime, "
                          "about 2 minutes), and the program resumes from its checkpoint"};
@@ -134,9 +128,9 @@ class Requeue {
     auto destroy = slurm_.get<decltype(&slurm_hostlist_destroy)>("slurm_hostlist_destroy");
     std::vector<std::string> all = d_.nodes;
     if (!excluded.empty()) all.insert(all.begin(), excluded);
-    if (!create || !push || !uniq || !ranged || !destroy) return join(all);
+    if (!create || !push || !uniq || !ranged || !destroy) return node_list(all);
     auto hl = create(excluded.c_str());
-    if (!hl) return join(all);
+    if (!hl) return node_list(all);
     for (const auto& n : d_.nodes) push(hl, n.c_str());
     uniq(hl);
     // Every series has this one (the malloc'ing kind is gone from 24.11); a list that does not
@@ -144,7 +138,7 @@ class Requeue {
     char text[8192];
     const auto n = ranged(hl, sizeof text, text);
     destroy(hl);
-    return n > 0 && static_cast<std::size_t>(n) < sizeof text ? std::string(text, static_cast<std::size_t>(n)) : join(all);
+    return n > 0 && static_cast<std::size_t>(n) < sizeof text ? std::string(text, static_cast<std::size_t>(n)) : node_list(all);
   }
 
   // Whether NODE is one of the hosts of LIST (a Slurm host list; "" holds none).
@@ -211,7 +205,7 @@ class Requeue {
       why_ = already_requeued();
       return false;
     }
-    const std::string fix = "resubmit with --exclude=" + join(d_.nodes);
+    const std::string fix = "resubmit with --exclude=" + node_list(d_.nodes);
     if (code == ESLURM_BATCH_ONLY)
       why_ = batch_only();
     else if (code == ESLURM_DISABLED)
@@ -227,12 +221,12 @@ class Requeue {
   // stands, and no second node is excluded on this one's view.
   std::string already_requeued() const {
     return "job " + id_ + " was requeued already (by Slurm, or by another node's failure watch); " +
-           join(d_.nodes) + " is not excluded from here";
+           node_list(d_.nodes) + " is not excluded from here";
   }
 
   std::string batch_only() const {
     return "Slurm requeues batch jobs only, and job " + id_ + " is an salloc or srun allocation: "
-           "use sbatch for --ddp-retries, or resubmit with --exclude=" + join(d_.nodes);
+           "use sbatch for --ddp-retries, or resubmit with --exclude=" + node_list(d_.nodes);
   }
 
   bool exclude(const std::string& excluded) {
@@ -334,14 +328,14 @@ std::vector<std::string> requeue_through_slurm(std::uint32_t job, const RetryDec
   if (!ended) {
     ::kill(child, SIGKILL);  // reaped by SIGCHLD=SIG_IGN
     return {"slurmctld did not answer the requeue within " + std::to_string(kAnswerSeconds) +
-            " s: if job " + std::to_string(job) + " is pending again, add " + join(decision.nodes) +
+            " s: if job " + std::to_string(job) + " is pending again, add " + node_list(decision.nodes) +
             " to the excluded nodes `scontrol show job " + std::to_string(job) +
             "` lists (scontrol update jobid=" + std::to_string(job) +
-            " ExcNodeList=...); if it ended, resubmit with --exclude=" + join(decision.nodes)};
+            " ExcNodeList=...); if it ended, resubmit with --exclude=" + node_list(decision.nodes)};
   }
   if (text.empty())
     return {"not retried: the requeue's child process ended without an answer; "
-                           "resubmit with --exclude=" + join(decision.nodes)};
+                           "resubmit with --exclude=" + node_list(decision.nodes)};
   std::vector<std::string> lines;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t nl = text.find('\n', at);
