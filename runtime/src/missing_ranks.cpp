@@ -76,10 +76,8 @@ NamedRanks name_ranks(c10d::Store& store, const Context& c, const std::vector<in
 
 NamedRanks name_absent(c10d::Store& store, const Context& c, const KeyOf& key_of, std::int64_t counted) {
   const auto absent = first_absent(store, c.world_size, key_of, plan::kMaxNamedRanks);
-  // Two tasks that claim one RANK count twice; the absent are at least those found.
-  const std::size_t total = std::max<std::size_t>(
-      absent.size(), counted < c.world_size ? static_cast<std::size_t>(c.world_size - counted) : 0);
-  NamedRanks named = name_ranks(store, c, absent, total);
+  NamedRanks named = name_ranks(
+      store, c, absent, absent.size() + absent_not_named(absent.size(), plan::kMaxNamedRanks, c.world_size, counted));
   // Every key there, yet not every rank counted: the last one ended between its two requests.
   if (absent.empty()) named = {"(none absent now)", "every rank's key is there now"};
   return named;

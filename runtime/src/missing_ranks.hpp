@@ -36,6 +36,18 @@ std::vector<int> first_absent(int world_size, const std::function<std::string(in
                               const std::function<bool(const std::vector<std::string>&)>& all_there,
                               const std::function<bool(int)>& listed);
 
+// How many absent ranks a message counts after the `named` ones a search found (it stops at
+// `limit`), when `counted` of `world` ranks said they are there. The counts and the search are
+// separate requests, and a rank that comes between them is counted by neither, or by both: a
+// search that stopped short of its limit saw every absent rank, so nobody is left to count; one
+// that reached it names the first, and the counts say how many more at least.
+inline std::size_t absent_not_named(std::size_t named, std::size_t limit, std::int64_t world,
+                                    std::int64_t counted) {
+  if (named < limit || counted >= world) return 0;
+  const auto absent = static_cast<std::size_t>(world - counted);
+  return absent > named ? absent - named : 0;
+}
+
 // `ranks`, the first few of `total`, as messages name them: list "155-162 and 12 more", places
 // "n19: ranks 155-159; NODE_RANK 20: ranks 160-162" (the node each would run on, as missing_report
 // finds it).

@@ -344,11 +344,27 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
   std::ostringstream token;
   token << context_.rank << "/" << std::this_thread::get_id();
   const std::string me = token.str();
-  std::int64_t round = 0;
-  {
-    Request request(*this);
-    round = store_->add(kCensusesOverKey, 0) + 1;
+  // A count that was running before this rank asked may have ended before this rank's cause (a
+  // rank lost just after it answered): finding every rank, it says nothing of that loss. Then one
+  // census more, which starts after the ask; every rank that waited on the same count takes the
+  // same new round, so that is one more census for the job, not one per rank.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::int64_t round = 0, asked = 0;
+    {
+      Request request(*this);
+      round = store_->add(kCensusesOverKey, 0) + 1;
+      asked = store_->add(kAlarmKey, 0);
+    }
+    if (asked >= kVerdictMark) return read_verdict();
+    bool counted_before_asked = false;
+    auto verdict = join_census(me, round, asked, silent_why, counted_before_asked);
+    if (verdict || !counted_before_asked) return verdict;
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> PeerWatch::join_census(const std::string& me, std::int64_t round, std::int64_t asked,
+                                                  const std::string& silent_why, bool& counted_before_asked) {
   for (int attempt = 0; attempt < kCensusAttempts; ++attempt) {
     std::string counter;
     {
@@ -357,6 +373,7 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
     }
     if (counter == me) return count_absent(round, attempt, silent_why);
     // Its count: a few beats, then a few dozen requests.
+    std::int64_t newest = asked;  // the newest census this rank has seen start
     const auto until = Clock::now() + options_.interval * 9 / 2 + std::chrono::seconds(5);
     while (Clock::now() < until) {
       {
@@ -372,8 +389,13 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
         alarm = store_->add(kAlarmKey, 0);
         over = alarm >= kVerdictMark || store_->check({attempt_key(round, attempt, "done")});
       }
-      // Its verdict, if any, was published before its done key: asked again, it is there now.
-      if (over) return read_verdict();
+      newest = std::max(newest, alarm % kVerdictMark);
+      if (over) {
+        // Its verdict, if any, was published before its done key: asked again, it is there now.
+        auto verdict = read_verdict();
+        counted_before_asked = !verdict && newest <= asked;
+        return verdict;
+      }
       answer(alarm);  // this thread may be the one that answers (the watch's own census)
     }
   }
@@ -429,10 +451,8 @@ std::optional<std::string> PeerWatch::count_absent(std::int64_t round, int attem
     answered = store_->add(answers_key(census), 0);
     finished = store_->add(kDoneCountKey, 0);
   }
-  const std::size_t absent =
-      std::max<std::size_t>(named.size(), static_cast<std::size_t>(std::max<std::int64_t>(0, world - answered - finished)));
   std::string report;
-  const std::size_t more = absent - left.size() - silent.size();
+  const std::size_t more = absent_not_named(named.size(), plan::kMaxNamedRanks, world, answered + finished);
   if (!left.empty())
     report = describe(left, silent.empty() ? more : 0, "ended before the others; its own output says why");
   if (!silent.empty()) report += (report.empty() ? "" : "; ") + describe(silent, more, silent_why);
