@@ -18,6 +18,12 @@
 #   rank among 8,192 within 15 s, and a stopped one within DDP_PEER_TIMEOUT + 10 s.
 #
 #   bench/scale.sh [MAX_RANKS] [BUILD_DIR]      (default: 8192, build)
+#
+# With DDP_SCALE_ROOT=DIR, a root tests/platform/run.sh made (/var/cache/slurm-ddp-platform/sid),
+# the simulator of BUILD_DIR inside that root runs there instead (as root: a private mount
+# namespace and chroot), with that release's LibTorch and store server (sid: 2.14, one connection
+# per client), on this machine's cores:
+#   DDP_SCALE_ROOT=/var/cache/slurm-ddp-platform/sid bench/scale.sh 8192 /var/tmp/ddp-build
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MAX=${1:-8192}
@@ -25,7 +31,15 @@ BUILD=${2:-$ROOT/build}
 SIM=$BUILD/bench/ddp-rendezvous-sim
 PY=${PYTHON:-/usr/bin/python3}
 PEER_TIMEOUT=10
-[ -x "$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim" >&2; exit 2; }
+IN_ROOT=${DDP_SCALE_ROOT:-}
+[ -x "$IN_ROOT$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim${IN_ROOT:+ (inside $IN_ROOT)}" >&2; exit 2; }
+sim() {
+  if [ -z "$IN_ROOT" ]; then "$SIM" "$@"; return; fi
+  # The mounts end with the namespace: nothing of this machine's changes.
+  unshare --mount --propagation private -- bash -c \
+    'root=$1; shift; mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" && exec chroot "$root" "$@"' \
+    _ "$IN_ROOT" "$SIM" "$@"
+}
 # Thousands of threads: small stacks (glibc sizes a thread's stack by this limit). The simulator
 # raises its open-file limit to the hard limit itself, and says what to raise when that is too low.
 ulimit -s 512
@@ -39,25 +53,25 @@ missed=()
 largest=0
 for R in 64 512 4096 8192; do
   [ "$R" -le "$MAX" ] || continue
-  met=$("$SIM" --ranks "$R" --timeout 300 2>"$ERRORS") || { cat "$ERRORS" >&2; echo "FAIL: the rendezvous of $R ranks: $met" >&2; exit 1; }
+  met=$(sim --ranks "$R" --timeout 300 2>"$ERRORS") || { cat "$ERRORS" >&2; echo "FAIL: the rendezvous of $R ranks: $met" >&2; exit 1; }
   t=$(field rendezvous_s "$met")
   fds=$(field rank0_fds "$met")
   cpu=$(field rank0_cpu_s "$met")
   wait_s=$("$PY" -c "import math,sys; print(max(5, math.ceil(3 * float(sys.argv[1]) + 3)))" "$t")
-  checked=$("$SIM" --ranks "$R" --preflight --timeout 300 2>"$ERRORS") ||
+  checked=$(sim --ranks "$R" --preflight --timeout 300 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: the preflight exchange of $R ranks: $checked" >&2; exit 1; }
   exchange=$(field preflight_exchange_s "$checked")
   missing=$((R / 2 + 3))
-  failed=$("$SIM" --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
+  failed=$(sim --ranks "$R" --missing "$missing" --timeout "$wait_s" 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: $R ranks, rank $missing missing: $failed" >&2; exit 1; }
   bytes=$(field error_bytes_per_rank "$failed")
   # With the heartbeat rank 0 needs about twice the descriptors (LibTorch 1.13): a machine whose
   # hard limit cannot be raised (no CAP_SYS_RESOURCE) measures it only up to its limit.
   death=- silence=- requests=- setup=-
-  killed=$("$SIM" --ranks "$R" --watch kill --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS")
+  killed=$(sim --ranks "$R" --watch kill --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS")
   case $? in
     0)
-      stopped=$("$SIM" --ranks "$R" --watch stop --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
+      stopped=$(sim --ranks "$R" --watch stop --peer-timeout "$PEER_TIMEOUT" --timeout 600 2>"$ERRORS") ||
         { cat "$ERRORS" >&2; echo "FAIL: $R ranks, one stopped: $stopped" >&2; exit 1; }
       death=$(field verdict_s "$killed")
       silence=$(field verdict_s "$stopped")
