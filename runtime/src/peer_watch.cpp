@@ -265,19 +265,21 @@ void PeerWatch::tick() {
       found = read_verdict();
     else
       answer(alarm);
-    // Only a silent neighbour is lost. One that left a note ended on purpose or is failing
-    // already: if the others still need it, their collectives fail and the census names it.
     const int next = (context_.rank + 1) % context_.world_size;
-    if (!found && note_of(next).empty()) {
+    if (!found) {
       std::int64_t beat = 0;
       {
         Request request(*this);
         beat = store_->add(beat_key(next), 0);
       }
+      // Only a silent neighbour is lost. One that left a note ended on purpose or is failing
+      // already: if the others still need it, their collectives fail and the census names it.
+      // The note is asked for only once the beat stopped: 3 requests a tick instead of 4, which
+      // rank 0's store answers for every rank every interval.
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > silence_allowed()) {
+      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && note_of(next).empty()) {
         // Silent for good. Its node's other ranks likely are too: the census names all of them.
         found = census("stopped responding: no heartbeat for " + seconds_text(options_.peer_timeout) +
                        " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");

@@ -4,7 +4,7 @@
 // interval and watches the next rank's. A failed collective, or a neighbour silent for longer
 // than the peer time-out (even while the collectives still hang), starts a census: every live
 // rank answers with a key of its own, and one rank finds the first absent ones by halving the
-// ranks with multi-key checks. Each rank makes 4 requests per interval, and a census a few per
+// ranks with multi-key checks. Each rank makes 3 requests per interval, and a census a few per
 // rank plus a few dozen for the rank that counts, whatever the job size.
 #pragma once
 
