@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 WATCH = sys.argv[1]
@@ -312,10 +313,75 @@ def scenario_stranger(tmp):
         n.stop()
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def scenario_flood(tmp):
+    """A stranger floods the head's port with junk: what the watch does not read the kernel drops,
+    the members' datagrams among them. The watch must still hear its members (no node called
+    silent, which would end a healthy job) and a real failure must still end the step, named once.
+    With a cap of 20,000 datagrams a second on what the watch read, one Python process sending
+    about 200,000 a second got a healthy node called silent within the 5 s time-out."""
+    ns = cluster(tmp, timeout=5)
+    flooder = None
+    try:
+        time.sleep(0.5)
+        port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
+        flood_s = 12
+        flooder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    import os, socket, struct, time
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    junk = [os.urandom(64), b"x" * 5000,
+            b"DDPW\\x01\\0\\0\\0" + struct.pack("<IIQ", 1, 0, 7) + os.urandom(80)]
+    sent, end = 0, time.time() + {flood_s}
+    while time.time() < end:
+        for _ in range(100):
+            try:
+                s.sendto(junk[sent % 3], ("127.0.0.1", {port}))
+            except OSError:
+                pass
+            sent += 1
+    print(sent)
+    """)], stdout=subprocess.PIPE, text=True)
+        t_flood = time.time()
+        cpu_before = cpu_seconds(ns[0].watch.pid)
+        # Longer than the 5 s time-out: a member whose beats all drowned would be called silent.
+        quiet = not run_until(ns, 7, lambda: bool(all_output(ns)) or any(len(n.running()) < 2 for n in ns))
+        cpu = (cpu_seconds(ns[0].watch.pid) - cpu_before) / (time.time() - t_flood)
+        check("flood: 7 s of junk change nothing (the head's watch used %.0f%% of a core)" % (100 * cpu),
+              quiet and all(len(n.running()) == 2 for n in ns), all_output(ns))
+        rank, p = ns[1].tasks[1]
+        t0 = time.time()
+        p.kill()
+        p.wait()
+        p.returncode = 1
+        ns[1].end_task(1, 1 << 8)
+        ended = run_until(ns, 10, lambda: not any(n.running() for n in ns) and not any(n.stepd for n in ns))
+        took = time.time() - t0
+        sent = int(flooder.communicate()[0] or 0)
+        rate = sent / max(time.time() - t_flood, 1e-3)
+        out = all_output(ns)
+        check("flood: a task's failure during it ends every task within 10 s (%.1f s; %d junk datagrams a second)"
+              % (took, rate), ended, out)
+        check("flood: the verdict names rank 3 on n2, once, and no node as silent",
+              out.count("step 42.0 failed: rank 3 on n2 exited with code 1") == 1 and
+              "has not answered the failure watch" not in out, out)
+        check("flood: the junk came at more than 50,000 datagrams a second", rate > 50000, "%d a second" % rate)
+    finally:
+        if flooder and flooder.poll() is None:
+            flooder.kill()
+            flooder.wait()
+        for n in ns:
+            n.stop()
+
+
 SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
              "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
              "suspend": scenario_suspend, "scancel": scenario_scancel,
-             "stranger": scenario_stranger}
+             "stranger": scenario_stranger, "flood": scenario_flood}
 
 for name in sys.argv[2:] or SCENARIOS:
     with tempfile.TemporaryDirectory() as tmp:
