@@ -32,6 +32,8 @@ SIM=$BUILD/bench/ddp-rendezvous-sim
 PY=${PYTHON:-/usr/bin/python3}
 PEER_TIMEOUT=10
 IN_ROOT=${DDP_SCALE_ROOT:-}
+[ -z "$IN_ROOT" ] || [[ $BUILD == /* ]] ||
+  { echo "with DDP_SCALE_ROOT, BUILD_DIR is a path inside that root, from its /: not $BUILD" >&2; exit 2; }
 [ -x "$IN_ROOT$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim${IN_ROOT:+ (inside $IN_ROOT)}" >&2; exit 2; }
 sim() {
   if [ -z "$IN_ROOT" ]; then "$SIM" "$@"; return; fi

@@ -274,12 +274,13 @@ void PeerWatch::tick() {
       }
       // Only a silent neighbour is lost. One that left a note ended on purpose or is failing
       // already: if the others still need it, their collectives fail and the census names it.
-      // The note is asked for only once the beat stopped: 3 requests a tick instead of 4, which
-      // rank 0's store answers for every rank every interval.
+      // The note is asked for only once the beat stopped, and kept (a rank notes once): 3
+      // requests a tick instead of 4, which rank 0's store answers for every rank every interval.
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && note_of(next).empty()) {
+      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && !neighbour_noted_ &&
+                 !(neighbour_noted_ = !note_of(next).empty())) {
         // Silent for good. Its node's other ranks likely are too: the census names all of them.
         found = census("stopped responding: no heartbeat for " + seconds_text(options_.peer_timeout) +
                        " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
@@ -346,27 +347,14 @@ std::optional<std::string> PeerWatch::census(const std::string& silent_why) {
   std::ostringstream token;
   token << context_.rank << "/" << std::this_thread::get_id();
   const std::string me = token.str();
-  // A count that was running before this rank asked may have ended before this rank's cause (a
-  // rank lost just after it answered): finding every rank, it says nothing of that loss. Then one
-  // census more, which starts after the ask; every rank that waited on the same count takes the
-  // same new round, so that is one more census for the job, not one per rank.
-  for (int pass = 0; pass < 2; ++pass) {
-    std::int64_t round = 0, asked = 0;
-    {
-      Request request(*this);
-      round = store_->add(kCensusesOverKey, 0) + 1;
-      asked = store_->add(kAlarmKey, 0);
-    }
-    if (asked >= kVerdictMark) return read_verdict();
-    bool counted_before_asked = false;
-    auto verdict = join_census(me, round, asked, silent_why, counted_before_asked);
-    if (verdict || !counted_before_asked) return verdict;
+  std::int64_t round = 0;
+  {
+    Request request(*this);
+    round = store_->add(kCensusesOverKey, 0) + 1;
   }
-  return std::nullopt;
-}
-
-std::optional<std::string> PeerWatch::join_census(const std::string& me, std::int64_t round, std::int64_t asked,
-                                                  const std::string& silent_why, bool& counted_before_asked) {
+  // A count that began before this rank asked and found every rank says nothing of a rank lost
+  // just after it answered. Counting again is no cure: the ranks that heard "nothing" from the
+  // first count end, note themselves failed, and a second count would name them as the cause.
   for (int attempt = 0; attempt < kCensusAttempts; ++attempt) {
     std::string counter;
     {
@@ -375,7 +363,6 @@ std::optional<std::string> PeerWatch::join_census(const std::string& me, std::in
     }
     if (counter == me) return count_absent(round, attempt, silent_why);
     // Its count: a few beats, then a few dozen requests.
-    std::int64_t newest = asked;  // the newest census this rank has seen start
     const auto until = Clock::now() + options_.interval * 9 / 2 + std::chrono::seconds(5);
     while (Clock::now() < until) {
       {
@@ -391,13 +378,8 @@ std::optional<std::string> PeerWatch::join_census(const std::string& me, std::in
         alarm = store_->add(kAlarmKey, 0);
         over = alarm >= kVerdictMark || store_->check({attempt_key(round, attempt, "done")});
       }
-      newest = std::max(newest, alarm % kVerdictMark);
-      if (over) {
-        // Its verdict, if any, was published before its done key: asked again, it is there now.
-        auto verdict = read_verdict();
-        counted_before_asked = !verdict && newest <= asked;
-        return verdict;
-      }
+      // Its verdict, if any, was published before its done key: asked again, it is there now.
+      if (over) return read_verdict();
       answer(alarm);  // this thread may be the one that answers (the watch's own census)
     }
   }

@@ -84,10 +84,6 @@ class PeerWatch {
   // The census after a failure (`silent_why` says how the absent were found silent): the verdict,
   // or nothing when every rank answered. One rank counts; the others answer and wait for it.
   std::optional<std::string> census(const std::string& silent_why);
-  // Counts round `round` if no other rank does, or waits for the rank that does; says whether the
-  // count it waited for began before `asked` (the census count when this rank asked).
-  std::optional<std::string> join_census(const std::string& me, std::int64_t round, std::int64_t asked,
-                                         const std::string& silent_why, bool& counted_before_asked);
   std::optional<std::string> count_absent(std::int64_t round, int attempt, const std::string& silent_why);
   // The published verdict, counted as heard once (rank 0 stays while ranks read it); nothing
   // when a census found every rank.
@@ -123,6 +119,7 @@ class PeerWatch {
   std::chrono::steady_clock::time_point report_at_;
   std::int64_t neighbour_beat_ = -1;
   std::chrono::steady_clock::time_point neighbour_moved_;
+  bool neighbour_noted_ = false;  // the neighbour left a note: it ended or is failing, not silent
   std::atomic<std::int64_t> answered_{0};  // the last census this rank answered (set under store_mutex_)
   std::atomic<bool> done_counted_{false};  // finish() counted this rank in ddp/done
   std::atomic<bool> heard_{false};  // this rank read the published verdict (the tick stops)

@@ -324,13 +324,13 @@ def scenario_flood(tmp):
     the members' datagrams among them. The watch must still hear its members (no node called
     silent, which would end a healthy job) and a real failure must still end the step, named once.
     With a cap of 20,000 datagrams a second on what the watch read, one Python process sending
-    about 200,000 a second got a healthy node called silent within the 5 s time-out."""
+    about 220,000 a second got a healthy node called silent within the 5 s time-out."""
     ns = cluster(tmp, timeout=5)
     flooder = None
     try:
         time.sleep(0.5)
         port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
-        flood_s = 12
+        flood_s = 9
         flooder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
     import os, socket, struct, time
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -369,7 +369,9 @@ def scenario_flood(tmp):
         check("flood: the verdict names rank 3 on n2, once, and no node as silent",
               out.count("step 42.0 failed: rank 3 on n2 exited with code 1") == 1 and
               "has not answered the failure watch" not in out, out)
-        check("flood: the junk came at more than 50,000 datagrams a second", rate > 50000, "%d a second" % rate)
+        # Below the old cap the scenario proves nothing: say so rather than pass.
+        check("flood: the junk came faster than the old cap of 20,000 datagrams a second", rate > 20000,
+              "%d a second" % rate)
     finally:
         if flooder and flooder.poll() is None:
             flooder.kill()

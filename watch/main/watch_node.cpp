@@ -184,7 +184,7 @@ void WatchNode::read_network(Now now) {
   // A flood costs little: each datagram is read into this buffer and its MAC checked before
   // anything is allocated or parsed, and at most kPerRound are read before slurmstepd's channel
   // gets its turn. Everything else is read: whatever the watch leaves, the kernel drops, the
-  // members' datagrams among them, and a cap of 20,000 a second let one process sending 200,000
+  // members' datagrams among them, and a cap of 20,000 a second let one process sending 220,000
   // junk datagrams a second get a healthy node called silent (tests/watch: flood). kPerSecond
   // only bounds a flood beyond what one core reads.
   constexpr int kPerRound = 512;
