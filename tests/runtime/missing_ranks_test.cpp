@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include <cstdint>
+#include <vector>
+
 #include "rank_places.hpp"
 #include "rendezvous.hpp"
 
@@ -37,7 +40,7 @@ ddp::Context rank0_of(int world) {
 }
 
 void arrive(c10d::Store& store, int first, int end) {
-  for (int r = first; r < end; ++r) store.set(ddp::detail::arrival_key(r), {'1'});
+  for (int r = first; r < end; ++r) store.set(ddp::detail::arrival_key(r), std::vector<std::uint8_t>{'1'});
 }
 
 TEST(NameAbsent, ARankThatCameAfterTheCountIsNotCountedMore) {
