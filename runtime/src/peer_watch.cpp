@@ -279,8 +279,7 @@ void PeerWatch::tick() {
       if (beat != neighbour_beat_) {
         neighbour_beat_ = beat;
         neighbour_moved_ = Clock::now();
-      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && !neighbour_noted_ &&
-                 !(neighbour_noted_ = !note_of(next).empty())) {
+      } else if (Clock::now() - neighbour_moved_ > silence_allowed() && !neighbour_noted(next)) {
         // Silent for good. Its node's other ranks likely are too: the census names all of them.
         found = census("stopped responding: no heartbeat for " + seconds_text(options_.peer_timeout) +
                        " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
@@ -305,6 +304,11 @@ void PeerWatch::tick() {
     }
   }
   wake_.notify_all();  // a census waiting on the program's thread
+}
+
+bool PeerWatch::neighbour_noted(int next) {
+  if (!neighbour_noted_) neighbour_noted_ = !note_of(next).empty();
+  return neighbour_noted_;
 }
 
 // A neighbour whose watch has not beaten yet (it beats once as soon as it is connected) may still

@@ -81,6 +81,7 @@ class PeerWatch {
   void unwedge_store(std::chrono::steady_clock::duration pending);
   void tick();
   std::chrono::milliseconds silence_allowed() const;  // before the neighbour is silent
+  bool neighbour_noted(int next);  // it left a note (asked once it is, since a rank notes once)
   // The census after a failure (`silent_why` says how the absent were found silent): the verdict,
   // or nothing when every rank answered. One rank counts; the others answer and wait for it.
   std::optional<std::string> census(const std::string& silent_why);

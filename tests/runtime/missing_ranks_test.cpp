@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "rank_places.hpp"
@@ -39,26 +40,24 @@ ddp::Context rank0_of(int world) {
   return c;
 }
 
-void arrive(c10d::Store& store, int first, int end) {
-  for (int r = first; r < end; ++r) store.set(ddp::detail::arrival_key(r), std::vector<std::uint8_t>{'1'});
+// What rank 0 says when the ranks in `arrived` ([first, end) ranges) left their keys and `counted`
+// said they had, in a world of `world`.
+ddp::detail::NamedRanks absent_of(int world, const std::vector<std::pair<int, int>>& arrived, std::int64_t counted) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  for (const auto& [first, end] : arrived)
+    for (int r = first; r < end; ++r) store->set(ddp::detail::arrival_key(r), std::vector<std::uint8_t>{'1'});
+  return ddp::detail::name_absent(*store, rank0_of(world), ddp::detail::arrival_key, counted);
 }
 
 TEST(NameAbsent, ARankThatCameAfterTheCountIsNotCountedMore) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  arrive(*store, 0, 5);
-  arrive(*store, 6, 16);
   // The count (14) was read before rank 9 arrived; only rank 5 is absent now.
-  const auto named = ddp::detail::name_absent(*store, rank0_of(16), ddp::detail::arrival_key, 14);
+  const auto named = absent_of(16, {{0, 5}, {6, 16}}, 14);
   EXPECT_EQ(named.list, "5");
   EXPECT_EQ(named.places, "NODE_RANK 0: rank 5");
 }
 
 TEST(NameAbsent, ARackLostNamesEightAndCountsTheRest) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  arrive(*store, 0, 16);
-  arrive(*store, 40, 64);
-  const auto named = ddp::detail::name_absent(*store, rank0_of(64), ddp::detail::arrival_key, 40);
-  EXPECT_EQ(named.list, "16-23 and 16 more");
+  EXPECT_EQ(absent_of(64, {{0, 16}, {40, 64}}, 40).list, "16-23 and 16 more");
 }
 
 }  // namespace
