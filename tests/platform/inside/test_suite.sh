@@ -19,9 +19,9 @@ bash scripts/setup.sh
 # packages (the plugin for this release's Slurm series), installs them, runs every cluster test against the
 # installed files (the sanitizer test with the build tree's ASan plugin), builds a program against
 # the installed libddp, and removes them.
-phase "test: ctest --test-dir $BUILD_DIR -LE cluster --output-on-failure"
+phase "test: ctest --test-dir $BUILD_DIR -LE cluster -j2 --output-on-failure"
 rc=0
-ctest --test-dir "$BUILD_DIR" -LE cluster --output-on-failure 2>&1 | tee /tmp/ctest.log || rc=$?
+ctest --test-dir "$BUILD_DIR" -LE cluster -j2 --output-on-failure 2>&1 | tee /tmp/ctest.log || rc=$?
 phase "test: tests/package/run.sh $BUILD_DIR (the packages, and the cluster tests against them)"
 prc=0
 bash tests/package/run.sh "$BUILD_DIR" 2>&1 | tee /tmp/package.log || prc=$?
