@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs the Debian packages slurm-ddp needs (Debian 12, 13 or forky/sid) and builds it into build/.
-#   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE and BUILD_TARGETS may be set)
+#   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE, BUILD_TARGETS and
+#                                     BUILD_DEBUG_INFO=0 may be set)
 #   sudo scripts/setup.sh --cuda     Debian 13: against the CUDA build of LibTorch (NCCL, CUDA 12)
 #   sudo scripts/setup.sh --no-build the packages only
 set -euo pipefail
@@ -8,6 +9,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 BUILD_TARGETS=${BUILD_TARGETS:-all}
+# 0: RelWithDebInfo's -O2 without its -g. Debug information is a quarter of a LibTorch source's
+# compile time (sgd.cpp: 15.8 s against 21.1 s); the platform checks, which build, test and
+# package on each platform and keep nothing, do without it.
+BUILD_DEBUG_INFO=${BUILD_DEBUG_INFO:-1}
 
 cuda=0
 build=1
@@ -91,6 +96,8 @@ fi
 
 ((build)) || exit 0
 # Prefix /usr, as Debian packages it (multiarch libdir); tests/package/run.sh packages this tree.
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr
+flags=()
+[ "$BUILD_DEBUG_INFO" != 0 ] || flags+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
+cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr "${flags[@]}"
 # shellcheck disable=SC2086 # BUILD_TARGETS is a list of words
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target $BUILD_TARGETS

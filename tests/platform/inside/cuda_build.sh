@@ -8,6 +8,7 @@ set -euo pipefail
 cd /src
 export DEBIAN_FRONTEND=noninteractive
 export BUILD_DIR=/var/tmp/ddp-build-cuda
+export BUILD_DEBUG_INFO=0  # a quarter of the build's time; nothing here reads debug information
 fail() { echo "cuda check: $*" >&2; exit 1; }
 phase() { printf '\n== cuda check [%4ss] %s\n' "$SECONDS" "$*"; }
 
