@@ -14,6 +14,10 @@
 #   sudo tests/platform/run.sh trixie|sid [--cuda] --packages-only
 #                                              that check's root and packages, nothing built or
 #                                              run: CI makes them beside the Debian 12 build
+#   sudo tests/platform/run.sh trixie|sid --build-only, then --tests-only
+#                                              the suite in two stages: the packages and the
+#                                              build, then the tests on that build (CI builds
+#                                              one platform while another's cluster tests run)
 #
 # The sources are this checkout's tracked and unignored files, copied into the root, so what runs is
 # what a clean clone holds. Each root is kept under $DDP_PLATFORM_CACHE (default
@@ -32,7 +36,7 @@ MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
 
 step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "platform: $*" >&2; exit 1; }
-usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only]" >&2; exit 2; }
+usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only|--build-only|--tests-only]" >&2; exit 2; }
 
 (($# >= 1)) || usage
 platform=$1
@@ -42,10 +46,16 @@ only=
 for a in "$@"; do
   case $a in
     --cuda) cuda=1 ;;
-    --packages-only) only=" --packages-only" ;;
+    --packages-only | --build-only | --tests-only)
+      [ -z "$only" ] || usage
+      only=" $a"
+      ;;
     *) usage ;;
   esac
 done
+case $cuda$only in
+  "1 --build-only" | "1 --tests-only") fail "the CUDA check is a build alone: run it without$only" ;;
+esac
 apt_conf=
 case $platform in
   trixie) suite=trixie ;;
@@ -61,6 +71,28 @@ esac
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot, the test cluster): sudo $0 $platform"
 [ -d "$REPO/.git" ] || [ -f "$REPO/.git" ] || fail "$REPO is not a git checkout: the sources copied are git's"
 mkdir -p "$CACHE"
+
+if ((cuda)); then
+  root=$CACHE/$suite-cuda
+  inner="bash tests/platform/inside/cuda_build.sh$only"
+else
+  root=$CACHE/$suite
+  inner="bash tests/platform/inside/test_suite.sh$only"
+fi
+enter() {
+  step "enter the $suite root: $inner"
+  rc=0
+  unshare --mount --uts --propagation private -- bash "$HERE/enter.sh" "$root" "$CACHE/$suite-debs" "$inner" || rc=$?
+  step "done: exit $rc"
+  exit "$rc"
+}
+if [ "$only" = " --tests-only" ]; then
+  # The root, its build and its sources are the --build-only run's, as they are: sources copied
+  # again would be newer than the build made from them.
+  [ -f "$root/var/tmp/ddp-build/CMakeCache.txt" ] ||
+    fail "no build in $root: run tests/platform/run.sh $platform --build-only first"
+  enter
+fi
 
 # debootstrap as Debian ships it, without installing it on this machine: unpacked from its package.
 debootstrap=(debootstrap)
@@ -107,13 +139,6 @@ if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" !=
   mv "$base.tmp" "$base"
 fi
 
-if ((cuda)); then
-  root=$CACHE/$suite-cuda
-  inner="bash tests/platform/inside/cuda_build.sh$only"
-else
-  root=$CACHE/$suite
-  inner="bash tests/platform/inside/test_suite.sh$only"
-fi
 # A root is the base plus what its check installed; it is made again with the base.
 if [ "$fresh" = 1 ] || [ ! -e "$root/etc/ddp-platform-recipe" ] || [ "$base/etc/ddp-platform-recipe" -nt "$root/etc/ddp-platform-root" ]; then
   step "copy the base root to $root"
@@ -130,8 +155,4 @@ mkdir -p "$root/src"
 git -C "$REPO" ls-files -z --cached --others --exclude-standard |
   (cd "$REPO" && tar --null --ignore-failed-read -T - -cf -) | tar -C "$root/src" -xf -
 
-step "enter the $suite root: $inner"
-rc=0
-unshare --mount --uts --propagation private -- bash "$HERE/enter.sh" "$root" "$CACHE/$suite-debs" "$inner" || rc=$?
-step "done: exit $rc"
-exit "$rc"
+enter

@@ -1,7 +1,14 @@
 #!/bin/bash
 # Inside a platform root: the README's set-up and test commands, then what they ran against.
-# With --packages-only: the packages, nothing built.
+# One stage alone: --packages-only (the packages, nothing built), --build-only (the packages and
+# the build), --tests-only (the tests, on the build a --build-only left). CI runs the stages
+# apart, so that one platform builds while another's cluster tests wait.
 set -euo pipefail
+stage=${1:-all}
+case $stage in
+  all | --packages-only | --build-only | --tests-only) ;;
+  *) echo "usage: $0 [--packages-only|--build-only|--tests-only]" >&2; exit 2 ;;
+esac
 cd /src
 export DEBIAN_FRONTEND=noninteractive
 # Outside /src, which run.sh replaces on every run: a kept root rebuilds only what changed.
@@ -9,12 +16,18 @@ export BUILD_DIR=/var/tmp/ddp-build
 export BUILD_DEBUG_INFO=0  # a quarter of the build's time; nothing here reads debug information
 phase() { printf '\n== platform suite [%4ss] %s\n' "$SECONDS" "$*"; }
 
-phase "packages: scripts/setup.sh --no-build"
-bash scripts/setup.sh --no-build >/var/tmp/setup-packages.log 2>&1 ||
-  { tail -40 /var/tmp/setup-packages.log; echo "platform: scripts/setup.sh failed" >&2; exit 1; }
-[ "${1:-}" != --packages-only ] || exit 0
-phase "build: scripts/setup.sh"
-bash scripts/setup.sh
+if [ "$stage" != --tests-only ]; then
+  phase "packages: scripts/setup.sh --no-build"
+  bash scripts/setup.sh --no-build >/var/tmp/setup-packages.log 2>&1 ||
+    { tail -40 /var/tmp/setup-packages.log; echo "platform: scripts/setup.sh failed" >&2; exit 1; }
+  [ "$stage" != --packages-only ] || exit 0
+  phase "build: scripts/setup.sh"
+  bash scripts/setup.sh
+  [ "$stage" != --build-only ] || exit 0
+elif [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  echo "platform: --tests-only needs the build of a --build-only run first" >&2
+  exit 1
+fi
 # The suite in two parts, so that the cluster tests run once: the unit and multi-process tests
 # from the build tree, then the package check (tests/package/run.sh), which builds this platform's
 # packages (the plugin for this release's Slurm series), installs them, runs every cluster test against the
