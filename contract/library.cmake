@@ -14,7 +14,8 @@ function(ddp_contract_library name)
     ${dir}/src/port.cpp
     ${dir}/src/rank_places.cpp
     ${dir}/src/tasks_per_node.cpp
-    ${dir}/src/trusted_dir.cpp)
+    ${dir}/src/trusted_dir.cpp
+    ${dir}/src/udp.cpp)
   target_include_directories(${name} PUBLIC ${dir}/include ${PROJECT_BINARY_DIR}/generated)
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 endfunction()

@@ -179,7 +179,7 @@ void WatchNode::failed_here(Failure f, Now now) {
 }
 
 void WatchNode::read_network(Now now) {
-  Address from;
+  net::Address from;
   char buf[kMaxDatagram + 1];
   // A flood costs little: each datagram is read into this buffer and its MAC checked before
   // anything is allocated or parsed, and at most kPerRound are read before slurmstepd's channel
@@ -206,11 +206,11 @@ void WatchNode::read_network(Now now) {
   }
 }
 
-void WatchNode::reply(const Address& to, unsigned node, const Datagram& d) {
+void WatchNode::reply(const net::Address& to, unsigned node, const Datagram& d) {
   udp_.send(to, wire_.seal(d, node));
 }
 
-void WatchNode::on_head_datagram(const Datagram& d, const Address& from, Now now) {
+void WatchNode::on_head_datagram(const Datagram& d, const net::Address& from, Now now) {
   if (d.node == 0 || d.node >= args_.nodes) return;
   members_[d.node] = from;
   judge_->heard(d.node, d.host, d.ranks, now);

@@ -40,7 +40,7 @@ class WatchNode {
   void read_network(Now now);
   void task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now);
   void failed_here(Failure f, Now now);
-  void on_head_datagram(const Datagram& d, const Address& from, Now now);
+  void on_head_datagram(const Datagram& d, const net::Address& from, Now now);
   void on_member_datagram(const Datagram& d, Now now);
   void tick(Now now);
   void discount(Ms gap);
@@ -50,7 +50,7 @@ class WatchNode {
   void end_tasks(Now now);
   void broadcast(Datagram::Type type);
   void say_bye();
-  void reply(const Address& to, unsigned node, const Datagram& d);
+  void reply(const net::Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
@@ -72,10 +72,10 @@ class WatchNode {
   bool stepd_gone_ = false;
   Clock::time_point stepd_gone_at_{};
 
-  Udp udp_;
+  net::Udp udp_;
   bool network_ = false;
   std::optional<Judge> judge_;
-  std::vector<Address> members_;  // head: where each member's datagrams come from
+  std::vector<net::Address> members_;  // head: where each member's datagrams come from
   std::optional<Member> member_;
   std::string head_host_, head_ranks_;  // member: what the head's beats say
   std::optional<std::uint64_t> done_id_;
