@@ -12,10 +12,11 @@
 //     rank must end with one and the same error naming the first 8 missing with their nodes, and
 //     error_bytes_per_rank is the longest of those texts.
 //   - with --watch kill|stop, then libddp's peer watch (runtime/src/peer_watch.hpp, the same code)
-//     on every rank: rank0_fds once every watch is connected, rank0_requests_per_s (requests rank
-//     0's store answered while nothing failed, counted by the kernel: data segments out on the
-//     store's connections), then one rank (its own process) is killed, or stopped (frozen: its
-//     connections stay open), and verdict_s is the time until every other rank's watch named it.
+//     on every rank: rank0_fds once every watch beats, rank0_requests_per_s (what rank 0 answered
+//     while nothing failed: its store's requests, counted by the kernel as data segments out on
+//     the store's connections, plus the heartbeat's datagrams, rank0_beats_per_s, counted by its
+//     watch), then one rank (its own process) is killed, or stopped (frozen: its sockets stay
+//     open), and verdict_s is the time until every other rank's watch named it.
 //     After a kill every rank calls explain(), as after a collective that failed; after a stop
 //     nobody does (NCCL hangs instead), and the watch finds the silence after --peer-timeout.
 // Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
@@ -246,13 +247,13 @@ int free_port() {
 // Rank 0 holds what libddp raises its limit to (rendezvous.hpp: rank0_open_files), and a process
 // of simulated ranks about 5 descriptors per rank (LibTorch 1.13's clients open two connections
 // each, and a pipe for the thread that serves the second; a fifth while a rank whose connection
-// was reset connects again), twice that with the peer watch's own connection. The hard limit is
+// was reset connects again), one more with the peer watch's socket. The hard limit is
 // the most a process may raise itself to, unless it runs as root: it decides how many processes
 // the simulated ranks need.
 int ranks_per_process(const Options& o) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks, !o.fault.empty());
+  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks);
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < rank0_needs) {
     const rlimit raised{rank0_needs, rank0_needs};
     if (setrlimit(RLIMIT_NOFILE, &raised) != 0)
@@ -266,7 +267,7 @@ int ranks_per_process(const Options& o) {
   limit.rlim_cur = hard;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) cannot(std::string("setrlimit: ") + std::strerror(errno));
   if (hard == RLIM_INFINITY || hard > (1u << 20)) return o.ranks;
-  const rlim_t per_rank = o.fault.empty() ? 5 : 10;
+  const rlim_t per_rank = o.fault.empty() ? 5 : 6;
   return std::max<int>(1, static_cast<int>((hard - 256) / per_rank));
 }
 
@@ -358,9 +359,17 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   posix_spawn_file_actions_addclose(&actions, in[1]);
+  // Each process in a session of its own, as each group of nodes (and rank 0) is a machine of its
+  // own in a job: where the kernel shares the CPUs between sessions first (autogroups, on by
+  // default in Debian's kernels), thousands of simulated ranks' threads in one process do not
+  // starve rank 0's few, as no real rank 0 is starved by the ranks of other nodes.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argp.data(), environ) != 0)
+  if (posix_spawn(&pid, "/proc/self/exe", &actions, &attr, argp.data(), environ) != 0)
     cannot("could not start a process of simulated ranks");
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   close(in[0]);
@@ -406,7 +415,7 @@ void* watch_rank(void* arg) {
     options.peer_timeout = std::chrono::milliseconds(static_cast<long long>(o.peer_timeout_s * 1000));
     options.connect_timeout = timeout_of(o);  // the process group's time-out in a job
     options.exit_grace = options.explained_grace = std::chrono::milliseconds(0);  // measured, not ended
-    w->watch = std::make_unique<ddp::detail::PeerWatch>(w->met->context(), options);
+    w->watch = std::make_unique<ddp::detail::PeerWatch>(*w->met, options);
   } catch (const std::exception& e) {
     w->error = e.what();
   }
@@ -423,7 +432,7 @@ void* watch_rank(void* arg) {
 
 // A process of watching ranks [first, end) (rank 0 and its store when first is 0). Says
 // "watching met=M failed=F" (and at most 3 "error TEXT") once every one of its ranks watches;
-// then, on "fault T" (T: the fault's steady-clock time in ns) on stdin, "verdicts n=N of M
+// on "beats", "beats N" (rank 0's watch took N beats so far; 0 from other processes); then, on "fault T" (T: the fault's steady-clock time in ns) on stdin, "verdicts n=N of M
 // latest_s=S" once every rank's watch has a verdict or the wait ends, at most 3 "verdict TEXT",
 // and "end". Serves until stdin closes.
 [[noreturn]] void run_watchers(const Options& o, int first, int end) {
@@ -450,7 +459,14 @@ void* watch_rank(void* arg) {
   std::printf("watching met=%zu failed=%zu\n", all.size() - failed, failed);
   for (const auto& e : errors) std::printf("error %s\n", e.c_str());
   std::fflush(stdout);
-  const std::string said = read_line(STDIN_FILENO);
+  std::string said;
+  // "beats": rank 0's process says how many beats its watch has taken so far.
+  while ((said = read_line(STDIN_FILENO)) == "beats") {
+    std::printf("beats %llu\n", first == 0 && all.front().watch
+                                     ? static_cast<unsigned long long>(all.front().watch->beats_heard())
+                                     : 0ULL);
+    std::fflush(stdout);
+  }
   long long fault_ns = 0;
   if (std::sscanf(said.c_str(), "fault %lld", &fault_ns) == 1) {
     const Clock::time_point fault_at{std::chrono::nanoseconds(fault_ns)};
@@ -560,12 +576,22 @@ int run_watch_harness(const Options& o, int per_process) {
   for (const auto& e : errors) problems.push_back("e.g.: " + e);
   const double setup_s = since(began);
   const int fds = open_descriptors(std::to_string(processes[0].pid));
-  // Nothing fails yet: the requests every watch makes to rank 0's store.
+  // Nothing fails yet: what every watch asks of rank 0, its store and its heartbeat.
+  const auto beats = [&] {
+    const WatchProcess& rank0 = processes.front();
+    unsigned long long n = 0;
+    if (write(rank0.in, "beats\n", 6) != 6 ||
+        std::sscanf(read_until(rank0, "beats ", "beats ", errors).c_str(), "beats %llu", &n) != 1)
+      problems.push_back("rank 0's process did not say how many beats it took");
+    return static_cast<double>(n);
+  };
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const long long before = store_requests(o.port);
+  const double beats_before = beats();
   const Clock::time_point counted = Clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(5));
-  const double requests_per_s = (store_requests(o.port) - before) / since(counted);
+  const double store_per_s = (store_requests(o.port) - before) / since(counted);
+  const double beats_per_s = (beats() - beats_before) / since(counted);
 
   const WatchProcess& lost = *std::find_if(processes.begin(), processes.end(), [](auto& p) { return p.victim; });
   kill(lost.pid, o.fault == "kill" ? SIGKILL : SIGSTOP);
@@ -600,9 +626,9 @@ int run_watch_harness(const Options& o, int per_process) {
     if (v.find(named) == std::string::npos || v.find(how) == std::string::npos)
       problems.push_back("a verdict that does not name " + named + " as '" + how + "': " + v);
   if (verdicts.size() > 1) problems.push_back("the ranks' verdicts differ");
-  std::printf("ranks=%d fault=%s watch_setup_s=%.2f rank0_fds=%d rank0_requests_per_s=%.0f verdict_s=%.2f "
-              "peer_timeout_s=%g verdict_bytes=%zu processes=%zu\n",
-              o.ranks, o.fault.c_str(), setup_s, fds, requests_per_s, latest, o.peer_timeout_s,
+  std::printf("ranks=%d fault=%s watch_setup_s=%.2f rank0_fds=%d rank0_requests_per_s=%.0f rank0_beats_per_s=%.0f "
+              "verdict_s=%.2f peer_timeout_s=%g verdict_bytes=%zu processes=%zu\n",
+              o.ranks, o.fault.c_str(), setup_s, fds, store_per_s + beats_per_s, beats_per_s, latest, o.peer_timeout_s,
               verdicts.empty() ? 0 : verdicts.front().size(), processes.size());
   if (!verdicts.empty()) std::fprintf(stderr, "verdict: %s\n", verdicts.front().c_str());
   for (const auto& p : problems) std::fprintf(stderr, "FAIL: %s\n", p.c_str());

@@ -10,7 +10,6 @@
 #include "torch_compat.hpp"
 #include "ddp/env_contract.hpp"
 #include "ddp/error.hpp"
-#include "fd_limit.hpp"
 #include "peer_watch.hpp"
 #include "rendezvous.hpp"
 #ifdef USE_C10D_NCCL
@@ -190,11 +189,6 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   check_device(c, chosen);
 
   const bool watched = c.world_size > 1 && o.peer_timeout.count() > 0;
-  // The watch's connections come on top of the rendezvous' (which raised the limit for those).
-  if (watched && c.rank == 0)
-    detail::ensure_open_files(detail::rank0_open_files(c.world_size, true),
-                              "rank 0 serving the rendezvous and the heartbeats (DDP_PEER_TIMEOUT) of " +
-                                  std::to_string(c.world_size) + " ranks");
   auto native = std::make_unique<Native>();
   native->store = rendezvous->native_->store;
   native->launcher_watches = env(c::kDdpWatch).has_value();
@@ -212,7 +206,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
     detail::PeerWatchOptions watch;
     watch.peer_timeout = o.peer_timeout;
     watch.connect_timeout = o.timeout;  // as long as the backend's own set-up may take
-    native->watch = std::make_shared<detail::PeerWatch>(c, watch);
+    native->watch = std::make_shared<detail::PeerWatch>(*rendezvous, watch);
   }
   const torch::Device device = chosen == c::Backend::Nccl
                                    ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(c.local_rank))

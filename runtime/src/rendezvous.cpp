@@ -122,7 +122,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
   if (c.rank == 0)
-    ensure_open_files(rank0_open_files(c.world_size, false),
+    ensure_open_files(rank0_open_files(c.world_size),
                       "rank 0 serving the rendezvous of " + std::to_string(c.world_size) + " ranks");
   try {
     if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
@@ -233,9 +233,9 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
-std::uint64_t rank0_open_files(int world_size, bool peer_watch) {
+std::uint64_t rank0_open_files(int world_size) {
   const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
-  return static_cast<std::uint64_t>(world_size) * (peer_watch ? 2 : 1) * per_client + 2 * kReaders * per_client + 64;
+  return static_cast<std::uint64_t>(world_size) * per_client + 2 * kReaders * per_client + 64;
 }
 
 c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> store, int rank,

@@ -24,11 +24,10 @@ std::string arrival_key(int rank);
 // The count of tasks that arrived (every task adds one, two that claim one RANK included).
 inline constexpr const char* kArrivalsKey = "ddp/arrivals";
 
-// Rank 0's open files: every rank's connections to its store, one client for the rendezvous and,
-// with `peer_watch`, one for the peer watch's heartbeats (peer_watch.hpp; off under spank_ddp's
-// failure watch), both ends of rank 0's own readers (Rendezvous::gather past a few hundred ranks),
-// and 64 for the program's own files.
-std::uint64_t rank0_open_files(int world_size, bool peer_watch);
+// Rank 0's open files: every rank's connections to its store (one client each; two on LibTorch
+// before 2.1), both ends of rank 0's own readers (Rendezvous::gather past a few hundred ranks), and
+// 64 for the program's own files, the heartbeat's one socket among them (peer_watch.hpp).
+std::uint64_t rank0_open_files(int world_size);
 
 // Makes `first`, a store connection's first request (it must wait for the server's answer), on
 // `store` (none: a connection from `reconnect`). Thousands of ranks connecting at once overflow the store's listen queue: the kernel

@@ -22,9 +22,10 @@ struct ProcessGroupOptions {
   // DDP_RENDEZVOUS_TIMEOUT / DDP_TIMEOUT (seconds) override the defaults.
   std::chrono::milliseconds rendezvous_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
-  // Every rank beats once a second and watches the next rank. A failed collective then names the
-  // ranks that stopped; a rank silent for this long is declared lost even while collectives hang,
-  // and every rank ends (non-zero, with the reason) at most 10 s after a loss is known.
+  // Every rank beats once a second to rank 0 (a UDP datagram; rank 0 answers each). A failed
+  // collective then names the ranks that stopped; a rank silent for this long is declared lost
+  // even while collectives hang, and every rank ends (non-zero, with the reason) at most 10 s
+  // after a loss is known.
   // DDP_PEER_TIMEOUT (seconds; 0 turns the watch off) overrides it.
   std::chrono::milliseconds peer_timeout = std::chrono::seconds(60);
   std::optional<contract::Backend> backend;  // default: the contract's, else by GPUs

@@ -15,6 +15,10 @@
 
 namespace ddp {
 
+namespace detail {
+class PeerWatch;
+}
+
 class Rendezvous {
  public:
   // Every rank arrives, or the ones that did not are named; then rank 0 compares the contract
@@ -56,11 +60,13 @@ class Rendezvous {
 
  private:
   friend class ProcessGroup;
+  friend class detail::PeerWatch;  // asks the store once, for rank 0's heartbeat port
   Rendezvous(const Context& context, std::string host, std::unique_ptr<Native> native);
   Context context_;
   std::string host_;
   std::unique_ptr<Native> native_;
   long long round_ = 0;  // how many exchanges so far: every rank counts the same
+  int watches_ = 0;      // peer watches started on it: each finds rank 0's port under its own key
   std::chrono::milliseconds rank0_owes_{0};  // after a gather: how long rank 0 may still wait
 };
 
