@@ -3,6 +3,8 @@
 #include "beat_hub.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,10 @@
 // back, and anything not of this job, not of this size or not for this rank is refused.
 #include "beat_wire.hpp"
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace ddp::detail {

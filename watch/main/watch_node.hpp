@@ -6,6 +6,7 @@
 // reached, asking Slurm (slurm_end_step.hpp).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
