@@ -1,6 +1,10 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -190,18 +194,44 @@ TEST(CifarFormat, LoadMissingSaysWhereItLookedAndWhatToDo) {
   EXPECT_THAT(error_of([&] { load_cifar100(dir.str(), false); }), HasSubstr("10 extra bytes"));
 }
 
+// Measured against the least any loader does with the same file (one read of it and a copy of
+// each record's pixels), side by side, so that a busy machine slows both: 1.26 s against 1.23 s
+// on the 2-core development machine. An absolute bound (1 s before) failed there under CI's
+// parallel builds. A loader that makes a tensor per record is many times the least.
+namespace {
+
+double least_load_seconds(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::vector<char> raw(static_cast<std::size_t>(in.tellg()));
+  in.seekg(0);
+  in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+  const std::size_t records = raw.size() / 3074;
+  std::vector<char> pixels(records * 3072);
+  for (std::size_t r = 0; r < records; ++r) {
+    std::memcpy(pixels.data() + r * 3072, raw.data() + r * 3074 + 2, 3072);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(pixels.size(), records * 3072);
+  return s;
+}
+
+}  // namespace
+
 TEST(CifarFormat, LoadsAFullSizeTrainSetQuickly) {
   TempDir dir;
   Dataset d = random_dataset(50000);
   write_cifar100_file(dir / "train.bin", d);
   Dataset back;
-  double best = 1e9;
-  for (int i = 0; i < 3; ++i) {  // page cache warm after the write; best of three
+  double best = 1e9, least = 1e9;
+  for (int i = 0; i < 3; ++i) {  // page cache warm after the write; best of three, alternating
     const auto t0 = std::chrono::steady_clock::now();
     back = read_cifar100_file(dir / "train.bin");
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    least = std::min(least, least_load_seconds(dir / "train.bin"));
   }
-  std::cout << "read 50000 records (153.7 MB) in " << best * 1000 << " ms\n";
+  std::cout << "read 50000 records (153.7 MB) in " << best * 1000 << " ms; one read and a copy of "
+            << "the pixels: " << least * 1000 << " ms\n";
   expect_equal(d, back);
-  EXPECT_LT(best, 1.0);
+  EXPECT_LT(best, 3 * least) << "the loader takes more than 3 times the least a loader does";
 }
