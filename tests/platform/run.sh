@@ -18,6 +18,10 @@
 #                                              the suite in two stages: the packages and the
 #                                              build, then the tests on that build (CI builds
 #                                              one platform while another's cluster tests run)
+#   sudo tests/platform/run.sh trixie|sid --package-only
+#                                              after --build-only: the package check alone,
+#                                              with every cluster test (CI runs the unit tests
+#                                              once, on Debian 12)
 #
 # The sources are this checkout's tracked and unignored files, copied into the root, so what runs is
 # what a clean clone holds. Each root is kept under $DDP_PLATFORM_CACHE (default
@@ -36,7 +40,7 @@ MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
 
 step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "platform: $*" >&2; exit 1; }
-usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only|--build-only|--tests-only]" >&2; exit 2; }
+usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only|--build-only|--tests-only|--package-only]" >&2; exit 2; }
 
 (($# >= 1)) || usage
 platform=$1
@@ -46,7 +50,7 @@ only=
 for a in "$@"; do
   case $a in
     --cuda) cuda=1 ;;
-    --packages-only | --build-only | --tests-only)
+    --packages-only | --build-only | --tests-only | --package-only)
       [ -z "$only" ] || usage
       only=" $a"
       ;;
@@ -54,7 +58,7 @@ for a in "$@"; do
   esac
 done
 case $cuda$only in
-  "1 --build-only" | "1 --tests-only") fail "the CUDA check is a build alone: run it without$only" ;;
+  "1 --build-only" | "1 --tests-only" | "1 --package-only") fail "the CUDA check is a build alone: run it without$only" ;;
 esac
 apt_conf=
 case $platform in
@@ -86,7 +90,7 @@ enter() {
   step "done: exit $rc"
   exit "$rc"
 }
-if [ "$only" = " --tests-only" ]; then
+if [ "$only" = " --tests-only" ] || [ "$only" = " --package-only" ]; then
   # The root, its build and its sources are the --build-only run's, as they are: sources copied
   # again would be newer than the build made from them.
   [ -f "$root/var/tmp/ddp-build/CMakeCache.txt" ] ||
