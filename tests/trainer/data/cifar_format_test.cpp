@@ -212,7 +212,9 @@ double least_load_seconds(const std::string& path) {
     std::memcpy(pixels.data() + r * 3072, raw.data() + r * 3074 + 2, 3072);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(pixels.size(), records * 3072);
+  // Read one copied byte, so that the copy is work the compiler must keep.
+  volatile char kept = pixels.empty() ? 0 : pixels.back();
+  (void)kept;
   return s;
 }
 
