@@ -248,12 +248,16 @@ void Sampler::sample(bool baseline) {
   const auto ticks = trees_.ticks(roots);
   for (Task& task : tasks_) {
     if (!task.alive) continue;
-    const auto it = ticks.find(task.info.pid);
     const auto stat = read_proc_stat(paths_.proc, task.info.pid);
-    if (it == ticks.end() || !stat || stat->start_time != task.start_time || stat->state == 'Z') {
+    if (!stat || stat->start_time != task.start_time || stat->state == 'Z') {
       task.alive = false;
       continue;
     }
+    // Alive but not yet the user's: slurmstepd registers a task when it forks it, and until the
+    // task has taken the user's credentials and exec'd its program, its /proc entry is root's.
+    // Its ticks are counted from the first sample that sees it as the user's.
+    const auto it = ticks.find(task.info.pid);
+    if (it == ticks.end()) continue;
     const double dt = t - task.last_time;
     // A child that left the tree (orphaned) takes its ticks along: never a negative share.
     const std::uint64_t used = it->second > task.last_ticks ? it->second - task.last_ticks : 0;

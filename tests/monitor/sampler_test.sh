@@ -166,4 +166,26 @@ for how in ("shutdown", "close"):
     assert "\n  5 " in summary, summary  # rank 5's CPU row
     print(f"control channel ({how}): summary and end within {took:.2f} s")
 PY
+# A task that is not yet the user's when the sampler first looks: slurmstepd names a task as it
+# forks it, and its /proc entry stays root's until it has taken the user's credentials and exec'd.
+# It is sampled once it is the user's, not given up for gone (as root only: it takes a second user).
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+  chmod 755 "$T" && mkdir "$T/late" && chown nobody "$T/late"
+  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups true ||
+    fail "setpriv cannot run as nobody"
+  bash -c 'sleep 1.6; exec setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+    timeout 3.5 sh -c "while :; do :; done"' &
+  late=$!
+  setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+    "$MONITOR" --job 44 --node late --interval 1 --dir "$T/late" --task "0:$late" 2>"$T/late.err" ||
+    fail "ddp-monitor on a late task: $(cat "$T/late.err")"
+  wait "$late" || true
+  /usr/bin/python3 - "$T/late/ddp-monitor-44.0-late.jsonl" <<'PY' || fail "the late task: $(cat "$T/late/"*.jsonl)"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+busy = [r for r in recs if r["kind"] == "cpu" and r["cpu"] > 50]
+assert len(busy) >= 2 and recs[-1]["reason"] == "tasks-ended", recs
+print(f"a task root's for 1.6 s, then the user's: {len(busy)} busy samples")
+PY
+fi
 echo "PASS: sampler JSON Lines file, summary, idle GPU, CPU and loopback bytes, ddp-report text, JSON and page, control channel"
