@@ -6,21 +6,20 @@
 # Leaks that Slurm's own code makes at exit are counted and shown, not failed.
 source "$(dirname "$0")/testlib.sh"
 plugin=${DDP_TEST_SANITIZED_PLUGIN:-}
-[ -f "$plugin" ] || { echo "SKIP: spank_ddp_asan.so not built"; exit 77; }
+[ -f "$plugin" ] || { echo "SKIP: spank_ddp_asan.so not built (DDP_BUILD_SANITIZED_PLUGIN: off by default where libasan takes no allocator lock around fork)"; exit 77; }
 asan=$(ldd "$plugin" | awk '$1 ~ /^libasan\.so/ { print $3 }')
 cxx=$(ldd "$plugin" | awk '$1 ~ /^libstdc\+\+\.so/ { print $3 }')
 [ -f "$asan" ] && [ -f "$cxx" ] || fail "no libasan or libstdc++ for $plugin"
-# slurmstepd forks each task while its own threads allocate. A libasan that takes no allocator
-# lock around fork (it registers no fork handler: GCC 12 and 14's, Debian 12 and 13) lets the
-# child wait forever for a lock that a parent thread held at the fork: the step hangs in Slurm's
-# own code (setup_env, before the task's exec) and Slurm drains the node. Seen in 3 runs of 3 on
-# Debian 12 with ASan's quarantine; without it, the last CI timed out with this test's start as
-# the last line it showed. GCC 16's libasan (sid) locks around fork, and the test runs there.
-command -v nm >/dev/null || fail "nm (binutils) is needed to tell whether $asan locks its allocator around fork"
-nm -D --undefined-only "$asan" | grep -q -e '__register_atfork' -e 'pthread_atfork' || {
-  echo "SKIP: $asan takes no allocator lock around fork (no fork handler), so slurmstepd's forked tasks can deadlock in it; the sanitized plugin runs where libasan has one (GCC 16)"
-  exit 77
-}
+# Only where libasan locks its allocator around fork: elsewhere slurmstepd's forked tasks can
+# deadlock in it and drain the node (libasan_locks_fork.sh says why).
+rc=0
+"$TESTS_DIR/libasan_locks_fork.sh" "$asan" || rc=$?
+case $rc in
+  0) ;;
+  1) echo "SKIP: $asan takes no allocator lock around fork, so slurmstepd's forked tasks can deadlock in it; the sanitized plugin runs where libasan has one (GCC 16)"
+     exit 77 ;;
+  *) fail "cannot tell whether $asan locks its allocator around fork" ;;
+esac
 # libstdc++ too: Slurm's programs are C, and ASan resolves the real __cxa_throw when it starts,
 # so without libstdc++ loaded by then the plugin's first exception is a "CHECK failed" abort.
 preload=$asan:$cxx
