@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs the Debian packages slurm-ddp needs (Debian 12, 13 or forky/sid) and builds it into build/.
-#   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE, BUILD_TARGETS and
-#                                     BUILD_DEBUG_INFO=0 may be set)
+#   sudo scripts/setup.sh            (idempotent; BUILD_DIR, BUILD_TYPE, BUILD_TARGETS,
+#                                     BUILD_DEBUG_INFO=0 and BUILD_UNIT_TESTS=0 may be set)
 #   sudo scripts/setup.sh --cuda     Debian 13: against the CUDA build of LibTorch (NCCL, CUDA 12)
 #   sudo scripts/setup.sh --no-build the packages only
 set -euo pipefail
@@ -13,6 +13,9 @@ BUILD_TARGETS=${BUILD_TARGETS:-all}
 # compile time (sgd.cpp: 15.8 s against 21.1 s); the platform checks, which build, test and
 # package on each platform and keep nothing, do without it.
 BUILD_DEBUG_INFO=${BUILD_DEBUG_INFO:-1}
+# 0: without the unit and multi-process tests and bench/ (DDP_BUILD_UNIT_TESTS): the product and
+# its cluster tests, all that a platform check that runs only those needs.
+BUILD_UNIT_TESTS=${BUILD_UNIT_TESTS:-1}
 
 cuda=0
 build=1
@@ -98,6 +101,7 @@ fi
 # Prefix /usr, as Debian packages it (multiarch libdir); tests/package/run.sh packages this tree.
 flags=()
 [ "$BUILD_DEBUG_INFO" != 0 ] || flags+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
+if [ "$BUILD_UNIT_TESTS" = 0 ]; then flags+=(-DDDP_BUILD_UNIT_TESTS=OFF); else flags+=(-DDDP_BUILD_UNIT_TESTS=ON); fi
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr "${flags[@]}"
 # shellcheck disable=SC2086 # BUILD_TARGETS is a list of words
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target $BUILD_TARGETS

@@ -416,7 +416,7 @@ test_args+=(-DDDP_TEST_FAKE_NVML_DIR="$(dirname "${fake_nvml:-/nonexistent/x}")"
 # on every platform the cluster tests run only here.
 fake_cuda=$(find "$BUILD_DIR/tests/preflight" -name libfake_cuda_driver.so -type f -print -quit 2>/dev/null || true)
 [ -z "$fake_cuda" ] || test_args+=(-DDDP_TEST_FAKE_LIBCUDA="$fake_cuda")
-cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF \
+cmake -S "$ROOT" -B "$CT" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DDDP_BUILD_MAN=OFF -DDDP_BUILD_UNIT_TESTS=OFF \
   -DDDP_TEST_PLUGIN="$plugin" -DDDP_TEST_CLI_FILTER="$cli_filter" -DDDP_TEST_PROFILE_DIR="$profile_dir" \
   -DDDP_TEST_PLAN_BIN="$plan_bin" "${test_args[@]}" >"$WORK/configure.log" 2>&1 ||
   { cat "$WORK/configure.log"; fail "configure $CT"; }

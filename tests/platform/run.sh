@@ -16,8 +16,9 @@
 #                                              run: CI makes them beside the Debian 12 build
 #   sudo tests/platform/run.sh trixie|sid --build-only, then --tests-only
 #                                              the suite in two stages: the packages and the
-#                                              build, then the tests on that build (CI builds
-#                                              one platform while another's cluster tests run)
+#                                              build of what the package check runs, then the
+#                                              unit tests' build and every test (CI builds one
+#                                              platform while another's cluster tests run)
 #   sudo tests/platform/run.sh trixie|sid --package-only
 #                                              after --build-only: the package check alone,
 #                                              with every cluster test (CI runs the unit tests

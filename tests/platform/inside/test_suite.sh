@@ -1,10 +1,10 @@
 #!/bin/bash
 # Inside a platform root: the README's set-up and test commands, then what they ran against.
 # One stage alone: --packages-only (the packages, nothing built), --build-only (the packages and
-# the build), --tests-only (the tests, on the build a --build-only left), --package-only (the
-# package check alone, with every cluster test, on that build). CI runs the stages apart, so that
-# one platform builds while another's cluster tests wait, and runs the unit and multi-process
-# tests once, on Debian 12.
+# the build of what the package check runs: no unit tests), --tests-only (the unit tests built
+# on the build a --build-only left, then every test), --package-only (the package check alone,
+# with every cluster test, on that build). CI runs the stages apart, so that one platform builds
+# while another's cluster tests wait, and runs the unit and multi-process tests once, on Debian 12.
 set -euo pipefail
 stage=${1:-all}
 case $stage in
@@ -23,12 +23,19 @@ if [ "$stage" != --tests-only ] && [ "$stage" != --package-only ]; then
   bash scripts/setup.sh --no-build >/var/tmp/setup-packages.log 2>&1 ||
     { tail -40 /var/tmp/setup-packages.log; echo "platform: scripts/setup.sh failed" >&2; exit 1; }
   [ "$stage" != --packages-only ] || exit 0
+  if [ "$stage" = --build-only ]; then
+    phase "build: BUILD_UNIT_TESTS=0 scripts/setup.sh (what the package check runs)"
+    BUILD_UNIT_TESTS=0 bash scripts/setup.sh
+    exit 0
+  fi
   phase "build: scripts/setup.sh"
   bash scripts/setup.sh
-  [ "$stage" != --build-only ] || exit 0
 elif [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   echo "platform: $stage needs the build of a --build-only run first" >&2
   exit 1
+elif [ "$stage" = --tests-only ]; then
+  phase "build: scripts/setup.sh (the unit tests a --build-only left out)"
+  bash scripts/setup.sh
 fi
 # The suite in two parts, so that the cluster tests run once: the unit and multi-process tests
 # from the build tree, then the package check (tests/package/run.sh), which builds this platform's
