@@ -48,14 +48,18 @@ grep -q libasan "/proc/$slurmd_pid/maps" || fail "slurmd on n1 does not run with
 
 for t in sbatch_contract contract_rules pinning profiles bad_input; do
   echo "== $t, under the sanitizers"
+  start=$(now)
   "$TESTS_DIR/test_$t.sh" >"$WORK/$t.out" 2>&1 ||
     fail "$t failed with the sanitized plugin: $(cat "$WORK/$t.out" "$logs"/* 2>/dev/null)"
-  tail -n 1 "$WORK/$t.out"
+  echo "$(tail -n 1 "$WORK/$t.out") [$(elapsed "$start") s]"
 done
 # slurmd and slurmstepd write their reports when they exit: stop them (up.sh then restores).
+start=$(now)
 LAB_DAEMON_ENV='' LAB_CLIENT_ENV='' DDP_SPANK_PLUGIN=$normal_plugin "$TESTS_DIR/up.sh" >/dev/null 2>&1 ||
   fail "the lab did not come back with the normal plugin"
+echo "the lab back with the normal plugin, the daemons' reports written [$(elapsed "$start") s]"
 
+start=$(now)
 reports=$(find "$logs" -type f | sort)
 errors=$(grep -l -e 'ERROR: AddressSanitizer' -e 'runtime error:' $reports 2>/dev/null || true)
 [ -z "$errors" ] || fail "sanitizer errors: $(cat $errors)"
@@ -77,4 +81,4 @@ for f in $(grep -l 'ERROR: LeakSanitizer' $reports 2>/dev/null || true); do
 done
 [ "$plugin_leaks" = 0 ] || fail "$plugin_leaks leak(s) from the plugin"
 echo "PASS: no sanitizer error and no leak from the plugin in srun/sbatch/salloc/slurmd/slurmstepd" \
-  "($(wc -w <<<"$reports") report file(s); $slurm_leaks leak record(s) of Slurm's own code at exit)"
+  "($(wc -w <<<"$reports") report file(s), $(du -sh "$logs" | cut -f1); $slurm_leaks leak record(s) of Slurm's own code at exit; read in $(elapsed "$start") s)"
