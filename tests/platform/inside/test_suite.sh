@@ -23,13 +23,12 @@ if [ "$stage" != --tests-only ] && [ "$stage" != --package-only ]; then
   bash scripts/setup.sh --no-build >/var/tmp/setup-packages.log 2>&1 ||
     { tail -40 /var/tmp/setup-packages.log; echo "platform: scripts/setup.sh failed" >&2; exit 1; }
   [ "$stage" != --packages-only ] || exit 0
-  if [ "$stage" = --build-only ]; then
-    phase "build: BUILD_UNIT_TESTS=0 scripts/setup.sh (what the package check runs)"
-    BUILD_UNIT_TESTS=0 bash scripts/setup.sh
-    exit 0
-  fi
-  phase "build: scripts/setup.sh"
-  bash scripts/setup.sh
+  # --build-only: what the package check runs, without the unit tests.
+  unit_tests=1
+  [ "$stage" != --build-only ] || unit_tests=0
+  phase "build: BUILD_UNIT_TESTS=$unit_tests scripts/setup.sh"
+  BUILD_UNIT_TESTS=$unit_tests bash scripts/setup.sh
+  [ "$stage" != --build-only ] || exit 0
 elif [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   echo "platform: $stage needs the build of a --build-only run first" >&2
   exit 1
