@@ -22,7 +22,8 @@
 // Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
 // for speed: bench/scale.sh judges the numbers), 2 when this machine cannot run that many.
 //
-//   ddp-rendezvous-sim --ranks R [--preflight] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+//   - with --relay, each node's LOCAL_RANK 0 relays its node's store requests (DDP_STORE_RELAY).
+//   ddp-rendezvous-sim --ranks R [--preflight] [--relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
 //                      [--watch kill|stop [--peer-timeout S]]
 #include <pthread.h>
 #include <spawn.h>
@@ -68,6 +69,7 @@ struct Options {
   double timeout_s = 60;
   bool rank0 = false;  // this process is rank 0 (started by the harness)
   bool preflight = false;  // after meeting, ddp-preflight's exchange
+  bool relay = false;      // each node's leader relays its ranks' store requests (DDP_STORE_RELAY)
   std::string fault;  // --watch: "kill" or "stop" one rank once every rank's peer watch runs
   double peer_timeout_s = 10;
   int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
@@ -87,6 +89,7 @@ Options parse(int argc, char** argv) {
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--rank0") { o.rank0 = true; continue; }
     if (a == "--preflight") { o.preflight = true; continue; }
+    if (a == "--relay") { o.relay = true; continue; }
     if (a == "--clients" && i + 2 < argc) {
       o.clients_first = std::atoi(argv[i + 1]);
       o.clients_end = std::atoi(argv[i + 2]);
@@ -94,7 +97,7 @@ Options parse(int argc, char** argv) {
       continue;
     }
     if (v == nullptr)
-      cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--missing RANK [--missing-count N]] "
+      cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--relay] [--missing RANK [--missing-count N]] "
              "[--watch kill|stop [--peer-timeout S]] [--timeout S] [--port P]");
     if (a == "--ranks") o.ranks = std::atoi(v);
     else if (a == "--missing") o.missing = std::atoi(v);
@@ -126,6 +129,7 @@ ddp::Context context_of(const Options& o, int rank) {
   c.master_addr = "127.0.0.1";
   c.master_port = static_cast<std::uint16_t>(o.port);
   c.hostname_hint = "n" + std::to_string(c.node_rank);
+  c.store_relay = o.relay;
   return c;
 }
 
@@ -349,6 +353,7 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
                              std::to_string(o.missing_count)});
   }
   if (o.preflight) args.push_back("--preflight");
+  if (o.relay) args.push_back("--relay");
   if (!o.fault.empty()) args.insert(args.end(), {"--watch", o.fault, "--peer-timeout", std::to_string(o.peer_timeout_s)});
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argp;

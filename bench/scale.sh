@@ -24,6 +24,8 @@
 # namespace and chroot), with that release's LibTorch and store server (sid: 2.14, one connection
 # per client), on this machine's cores:
 #   DDP_SCALE_ROOT=/var/cache/slurm-ddp-platform/sid bench/scale.sh 8192 /var/tmp/ddp-build
+# With DDP_STORE_RELAY=1, each simulated node's LOCAL_RANK 0 relays its node's store requests, as
+# libddp does under that variable (runtime/src/store_relay.hpp).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MAX=${1:-8192}
@@ -35,7 +37,10 @@ IN_ROOT=${DDP_SCALE_ROOT:-}
 [ -z "$IN_ROOT" ] || [[ $BUILD == /* ]] ||
   { echo "with DDP_SCALE_ROOT, BUILD_DIR is a path inside that root, from its /: not $BUILD" >&2; exit 2; }
 [ -x "$IN_ROOT$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim${IN_ROOT:+ (inside $IN_ROOT)}" >&2; exit 2; }
+RELAY=()
+[ "${DDP_STORE_RELAY:-0}" != 1 ] || RELAY=(--relay)
 sim() {
+  set -- "$@" "${RELAY[@]}"
   if [ -z "$IN_ROOT" ]; then "$SIM" "$@"; return; fi
   # The mounts end with the namespace: nothing of this machine's changes.
   unshare --mount --propagation private -- bash -c \

@@ -43,6 +43,17 @@ std::optional<c::Backend> read_backend(const EnvReader& env) {
 }
 
 // "ib0" or "eth0,eth1": each a name as the plugin and profiles accept it (names.hpp).
+bool read_store_relay(const EnvReader& env) {
+  const auto value = setting(env, c::kDdpStoreRelay);
+  if (!value) return false;
+  const auto on = detail::yes_no(*value);
+  if (!on)
+    env.fail(std::string(c::kDdpStoreRelay) + "=" + plan::quoted(*value) +
+             " is not a yes/no value; use 1 (each node's LOCAL_RANK 0 relays its ranks' store requests) "
+             "or 0 (every rank reaches rank 0's store itself), or unset it.");
+  return *on;
+}
+
 std::optional<std::string> read_gloo_ifname(const EnvReader& env) {
   auto names = setting(env, c::kGlooSocketIfname);
   if (!names) return names;
@@ -129,6 +140,7 @@ Context Context::from_environment(const EnvLookup& env) {
   ctx.backend = read_backend(reader);
   ctx.gloo_ifname = read_gloo_ifname(reader);
   ctx.hostname_hint = read_hostname(reader);
+  ctx.store_relay = read_store_relay(reader);
   return ctx;
 }
 

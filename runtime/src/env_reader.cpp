@@ -72,4 +72,12 @@ void EnvReader::fail_mismatch(const std::string& message) const {
   fail(message + " " + mismatch_fix_);
 }
 
+std::optional<bool> yes_no(const std::string& value) {
+  for (const char* yes : {"1", "true", "yes", "on"})
+    if (value == yes) return true;
+  for (const char* no : {"0", "false", "no", "off"})
+    if (value == no) return false;
+  return std::nullopt;
+}
+
 }  // namespace ddp::detail

@@ -10,6 +10,9 @@
 
 namespace ddp::detail {
 
+// A switch's value: 1, true, yes, on / 0, false, no, off; nullopt for anything else.
+std::optional<bool> yes_no(const std::string& value);
+
 // A number with the variable it came from, so a consistency check can name both sides. `note`
 // says how a value was derived when the variable itself was not set.
 struct Named {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ddp/error.hpp"
+#include "env_reader.hpp"
 #include "error_file.hpp"
 #include "parse.hpp"
 
@@ -54,10 +55,7 @@ std::string format_log_line(const Context& ctx, LogLevel level, std::string_view
 bool log_all_ranks_from_env(const EnvLookup& env) {
   const auto value = env(kAllRanks);
   if (!value || value->empty()) return false;
-  for (const char* yes : {"1", "true", "yes", "on"})
-    if (*value == yes) return true;
-  for (const char* no : {"0", "false", "no", "off"})
-    if (*value == no) return false;
+  if (const auto on = detail::yes_no(*value)) return *on;
   throw Error(std::string(kAllRanks) + "=" + plan::quoted(*value) +
               " is not a yes/no value; use 1 (every rank logs) or 0 (rank 0 only), or unset it.");
 }

@@ -22,6 +22,9 @@ struct ProcessGroup::Native {
   // First, so destroyed last: it keeps watching while the backend shuts down (which can hang on
   // a lost peer).
   std::shared_ptr<detail::PeerWatch> watch;
+  // On a node's leader under DDP_STORE_RELAY: its node's ranks reach `store` through it, so it
+  // stays as long as the store (a subgroup's too).
+  std::shared_ptr<detail::StoreRelay> relay;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<compat::Backend> backend;
   // spank_ddp's failure watch runs on the nodes (DDP_WATCH): it judges lost and frozen ranks.
@@ -191,6 +194,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const std::shared_ptr<Rendezv
   const bool watched = c.world_size > 1 && o.peer_timeout.count() > 0;
   auto native = std::make_unique<Native>();
   native->store = rendezvous->native_->store;
+  native->relay = rendezvous->native_->relay;
   native->launcher_watches = env(c::kDdpWatch).has_value();
   try {
 #ifdef USE_C10D_NCCL
@@ -338,6 +342,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::subgroup(const std::vector<int>& ran
   sub.rank = mine;
   sub.world_size = static_cast<int>(ranks.size());
   auto native = std::make_unique<Native>();
+  native->relay = native_->relay;
   native->store = c10::make_intrusive<c10d::PrefixStore>("ddp/group/" + name + "/", native_->store);
   try {
 #ifdef USE_C10D_NCCL

@@ -27,6 +27,7 @@
 #include "contract_tally.hpp"
 #include "contract_views.hpp"
 #include "fd_limit.hpp"
+#include "relayed_store.hpp"
 #include "missing_ranks.hpp"
 #include "parse.hpp"
 #include "rank_places.hpp"
@@ -114,7 +115,14 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
 
+std::string relay_name(const Context& c) {
+  return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
+}
+
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
+  if (relayed(c) && c.local_rank != 0)
+    return RelayedStore::connect(relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
+                                 std::chrono::steady_clock::now() + timeout);
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
   options.isServer = c.rank == 0;
@@ -204,6 +212,21 @@ c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono:
   return compat::make_tcp_store(c.master_addr, options);
 }
 
+// A node leader's connections to rank 0 for its relay, each made when first needed and proved by
+// a first answer, as a rank's own is (first_answer, below).
+StoreRelay::Connect relay_upstream(const Context& c, std::chrono::milliseconds timeout) {
+  return [c, timeout]() -> c10::intrusive_ptr<c10d::Store> {
+    const std::string key = "ddp/relay/" + std::to_string(c.node_rank);
+    return first_answer(
+        c10::intrusive_ptr<c10d::Store>(), c.rank, std::chrono::steady_clock::now(), timeout,
+        [&](c10d::Store& s) {
+          s.set(key, std::vector<std::uint8_t>{'1'});
+          s.wait({key}, timeout);
+        },
+        [&] { return second_connection(c, timeout); });
+  };
+}
+
 // Rank 0, once `world_size` tasks arrived: the verdict every rank waits for.
 void judge(c10d::Store& store, const RankView& mine) {
   if (!tally_agrees(store, mine)) {
@@ -232,6 +255,8 @@ std::string seconds_text(std::chrono::milliseconds d) {
 }
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
+
+bool relayed(const Context& c) { return c.store_relay && c.local_world_size > 1; }
 
 std::uint64_t rank0_open_files(int world_size) {
   const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
@@ -377,12 +402,13 @@ void wait_for_all(c10d::Store& store, const Context& c, const Round& round,
               "): they ended or hang (their own output says why)");
 }
 
-// What rank 0 left under `key`, once it did; `owed`: how long rank 0 may still be waiting for the
-// others in a gather this rank already left.
-std::string from_rank0(c10d::Store& store, const std::string& key, std::chrono::milliseconds timeout,
-                       std::chrono::milliseconds owed) {
+// What rank 0 left under `key`, once it set `ready` (all of a scatter's texts are ready at once,
+// so that a node's ranks wait for one key: its leader's relay makes one wait of it); `owed`: how
+// long rank 0 may still be waiting for the others in a gather this rank already left.
+std::string from_rank0(c10d::Store& store, const std::string& ready, const std::string& key,
+                       std::chrono::milliseconds timeout, std::chrono::milliseconds owed) {
   try {
-    store.wait({key}, timeout + owed);
+    store.wait({ready}, timeout + owed);
   } catch (const std::exception&) {
     throw Error("rank 0 said nothing within " + detail::seconds_text(timeout + owed) +
                 " s: it ended or hangs (its own output says why)");
@@ -461,6 +487,9 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
                                              std::chrono::milliseconds timeout) {
   ignore_broken_pipes();
   auto native = std::make_unique<Native>();
+  // The leader listens before it meets: its node's ranks may ask before it reached rank 0.
+  if (detail::relayed(context) && context.local_rank == 0)
+    native->relay = detail::StoreRelay::listen(detail::relay_name(context), detail::relay_upstream(context, timeout));
   native->store = detail::rendezvous(context, timeout);
   return std::shared_ptr<Rendezvous>(
       new Rendezvous(context, detail::this_host(context), std::move(native)));
@@ -487,12 +516,14 @@ std::string Rendezvous::scatter(const std::vector<std::string>& texts, std::chro
   auto& store = *native_->store;
   return through_store("waiting for rank 0", [&]() -> std::string {
     if (context_.rank != 0)
-      return from_rank0(store, round.text_key(context_.rank), timeout, std::exchange(rank0_owes_, {}));
+      return from_rank0(store, round.all_key(), round.text_key(context_.rank), timeout,
+                        std::exchange(rank0_owes_, {}));
     if (texts.size() != static_cast<std::size_t>(context_.world_size))
       throw Error("Rendezvous::scatter: rank 0 passed " + std::to_string(texts.size()) + " texts for " +
                   std::to_string(context_.world_size) + " ranks");
     for (int r = 1; r < context_.world_size; ++r)
       set_text(store, round.text_key(r), texts[static_cast<std::size_t>(r)]);
+    set_text(store, round.all_key(), "1");
     return texts.front();
   });
 }
@@ -516,7 +547,7 @@ std::string Rendezvous::broadcast(const std::string& text, std::chrono::millisec
   const std::string key = "ddp/broadcast/" + std::to_string(++round_);
   auto& store = *native_->store;
   return through_store("waiting for rank 0", [&]() -> std::string {
-    if (context_.rank != 0) return from_rank0(store, key, timeout, std::exchange(rank0_owes_, {}));
+    if (context_.rank != 0) return from_rank0(store, key, key, timeout, std::exchange(rank0_owes_, {}));
     set_text(store, key, text);
     return text;
   });
@@ -527,7 +558,8 @@ void Rendezvous::finish(std::chrono::milliseconds timeout) {
   try {
     // The last rank to finish says so once; rank 0 waits on that key instead of polling a count.
     if (store.add("ddp/finished", 1) == context_.world_size) set_text(store, "ddp/all_finished", "1");
-    if (context_.rank != 0) return;
+    // A node's leader relays its ranks' requests (this one included): it waits as rank 0 does.
+    if (context_.rank != 0 && !native_->relay) return;
     store.wait({"ddp/all_finished"}, timeout);
   } catch (const std::exception&) {
     // Leaving anyway: rank 0 is gone, or the others are; there is nobody left to wait for.

@@ -12,6 +12,7 @@
 
 #include "ddp/context.hpp"
 #include "ddp/rendezvous.hpp"
+#include "store_relay.hpp"
 
 namespace ddp::detail {
 
@@ -44,6 +45,9 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
 c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
                                            std::chrono::milliseconds timeout);
 
+// Whether this rank's node relays its store requests through its LOCAL_RANK 0 (store_relay.hpp).
+bool relayed(const Context& context);
+
 }  // namespace ddp::detail
 
 namespace ddp {
@@ -52,6 +56,9 @@ struct Rendezvous::Native {
   c10::intrusive_ptr<c10d::Store> store;
   // Rank 0's extra connections for reading many ranks' texts at once (gather), made when first needed.
   std::vector<c10::intrusive_ptr<c10d::Store>> readers;
+  // A node's leader (DDP_STORE_RELAY): its node's ranks reach the store through it for as long as
+  // anything holds the store (a process group keeps it too).
+  std::shared_ptr<detail::StoreRelay> relay;
 };
 
 }  // namespace ddp

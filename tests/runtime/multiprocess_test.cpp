@@ -275,6 +275,50 @@ TEST(Rendezvous, ARankMissingFromAnExchangeIsNamed) {
   EXPECT_EQ(results[1].output.find("gather:"), std::string::npos) << results[1].output;
 }
 
+// Two nodes of two ranks under DDP_STORE_RELAY=1: each node's LOCAL_RANK 0 relays its other
+// rank's store requests (its rank 0 included, which also serves the store).
+std::vector<Result> run_two_relayed_nodes(const std::vector<std::string>& args) {
+  const int port = free_port();
+  std::vector<Worker> workers;
+  for (int r = 0; r < 4; ++r)
+    workers.push_back(spawn(r, 4, "127.0.0.1", port, args,
+                            {{"LOCAL_RANK", std::to_string(r % 2)}, {"LOCAL_WORLD_SIZE", "2"},
+                             {"GROUP_RANK", std::to_string(r / 2)}, {"DDP_STORE_RELAY", "1"}}));
+  return collect(workers);
+}
+
+TEST(StoreRelay, RanksMeetAndReduceThroughTheirNodesLeader) {
+  for (const auto& r : run_two_relayed_nodes({"meet"})) {
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("met 4 ranks, mean rank 1.50"), std::string::npos) << r.output;
+  }
+}
+
+TEST(StoreRelay, RanksExchangeTextsThroughTheRelay) {
+  const auto results = run_two_relayed_nodes({"exchange"});
+  for (int rank = 0; rank < static_cast<int>(results.size()); ++rank) {
+    const Result& r = results[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("gathered r0,r1,r2,r3 heard from-zero"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("; got s" + std::to_string(rank)), std::string::npos) << r.output;
+  }
+}
+
+TEST(StoreRelay, ARankMissingFromAnExchangeIsNamedThroughTheRelay) {
+  const auto results = run_two_relayed_nodes({"exchange", "3"});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[3].status, 0) << results[3].output;
+  // Rank 2, the leader of rank 3's node, relays for a rank that never asks: it names it as the
+  // others do, and rank 0's gather waits on it the same.
+  const std::regex named("rank\\(s\\) 3 of 4 did not answer within 3 s \\(missing: [^ ;]+: rank 3\\)");
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(results[r].status, 3) << results[r].output;
+    const auto last = results[r].output.find("ddp error: ");
+    ASSERT_NE(last, std::string::npos) << results[r].output;
+    EXPECT_TRUE(std::regex_search(results[r].output.substr(last), named)) << results[r].output;
+  }
+}
+
 // A killed rank's socket must not end another rank with SIGPIPE before it can name the loss:
 // after meeting, SIGPIPE is ignored as under Python, unless the program has its own handler.
 TEST(Rendezvous, AWriteToALostRanksSocketIsAnErrorNotADeath) {

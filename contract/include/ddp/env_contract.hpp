@@ -75,6 +75,8 @@ inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 inline constexpr const char* kDdpRendezvousTimeout = "DDP_RENDEZVOUS_TIMEOUT";
 inline constexpr const char* kDdpTimeout = "DDP_TIMEOUT";
 inline constexpr const char* kDdpPeerTimeout = "DDP_PEER_TIMEOUT";  // 0: the watch is off
+// 1: each node's LOCAL_RANK 0 relays its node's store requests to rank 0 (a switch, not seconds).
+inline constexpr const char* kDdpStoreRelay = "DDP_STORE_RELAY";
 
 // Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
 inline const std::vector<std::string>& rank_variable_names() {

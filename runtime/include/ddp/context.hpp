@@ -33,6 +33,9 @@ struct Context {
   std::optional<contract::Backend> backend;  // DDP_BACKEND if given
   std::optional<std::string> gloo_ifname;    // GLOO_SOCKET_IFNAME if given
   std::optional<std::string> hostname_hint;  // this node's name (SLURMD_NODENAME or gethostname)
+  // DDP_STORE_RELAY=1: the node's other ranks reach rank 0's store through LOCAL_RANK 0, so that
+  // rank 0 serves a few connections per node instead of one or two per rank.
+  bool store_relay = false;
 
   // Throws ddp::Error naming the variable, its value, what is allowed and how to launch instead.
   static Context from_environment();                      // the process's environment

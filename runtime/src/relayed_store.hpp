@@ -1,0 +1,52 @@
+// The store a rank holds when its node's leader relays (store_relay.hpp): every c10d::Store call
+// becomes one request on a Unix socket to the leader, answered by rank 0's store through it. Rank
+// 0 then serves the leader's few connections instead of one per rank.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "store_relay_wire.hpp"
+
+namespace ddp::detail {
+
+class RelayedStore : public c10d::Store {
+ public:
+  // Connects to the relay under `name`, waiting until `deadline` for the leader to listen (every
+  // rank of a node starts at once, the leader not first). Throws ddp::Error when it never does,
+  // or when what listens there runs as another user. `leader` names the leader in messages.
+  static c10::intrusive_ptr<RelayedStore> connect(const std::string& name, const std::string& leader,
+                                                  std::chrono::milliseconds timeout,
+                                                  relay::Clock::time_point deadline);
+  RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout);
+  ~RelayedStore() override;
+
+  void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
+  std::vector<std::uint8_t> compareSet(const std::string& key, const std::vector<std::uint8_t>& expected,
+                                       const std::vector<std::uint8_t>& desired) override;
+  // Waits for the key for the store's time-out, as a TCPStore does.
+  std::vector<std::uint8_t> get(const std::string& key) override;
+  std::int64_t add(const std::string& key, std::int64_t value) override;
+  bool deleteKey(const std::string& key) override;
+  bool check(const std::vector<std::string>& keys) override;
+  std::int64_t getNumKeys() override;
+  void wait(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  // LibTorch 2.5 and later ask a store for a copy a second thread may use: another connection.
+  // (No `override`: the 1.13 and early 2.x base classes have no clone().)
+  virtual c10::intrusive_ptr<c10d::Store> clone();
+
+ private:
+  relay::Reply call(const relay::Request& request, std::chrono::milliseconds answer_within);
+
+  std::mutex mu_;  // one request at a time on the socket
+  int fd_;
+  std::string name_;
+  std::string leader_;
+};
+
+}  // namespace ddp::detail

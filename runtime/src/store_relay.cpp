@@ -1,0 +1,264 @@
+#include "store_relay.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "ddp/error.hpp"
+#include "store_relay_wire.hpp"
+#include "torch_compat.hpp"
+
+namespace ddp::detail {
+
+using relay::Clock;
+using relay::Op;
+using relay::Reply;
+using relay::Request;
+
+namespace {
+
+// A frame once begun must end within this; a local rank writes it whole or has died.
+constexpr auto kFrameWithin = std::chrono::seconds(30);
+// More connections than any node has ranks (each rank holds one, a clone() one more) means a
+// program gone wrong; it is refused rather than given a thread each.
+constexpr std::size_t kMaxConnections = 1024;
+// How long the relay's end waits for its threads to leave before it leaves them to the process.
+constexpr auto kLeaveWithin = std::chrono::seconds(2);
+
+// A wait that ended this close to its deadline ran out of time (rather than failed).
+constexpr auto kTimedOutWithin = std::chrono::milliseconds(50);
+
+// One wait at rank 0 for a set of keys, shared by the ranks that ask for the same keys while it
+// lasts; a rank that may wait longer than its first asker asks again when it ran out.
+struct SharedWait {
+  bool done = false;
+  bool timed_out = false;
+  std::string error;  // empty: every key was set
+};
+
+}  // namespace
+
+struct StoreRelay::State {
+  Connect connect;
+  int listener = -1;
+  std::thread acceptor;
+
+  std::mutex mu;  // guards everything below but the command connection
+  std::condition_variable changed;
+  bool stopping = false;
+  std::vector<int> connections;
+  int threads = 0;
+  std::vector<c10::intrusive_ptr<c10d::Store>> idle_waiters;
+  std::map<std::string, std::shared_ptr<SharedWait>> waits;  // by the keys, joined
+
+  // The connection for every request rank 0 answers at once; one request at a time on it.
+  std::mutex command_mu;
+  c10::intrusive_ptr<c10d::Store> command;
+
+  template <class Call>
+  auto on_command(Call call) -> decltype(call(std::declval<c10d::Store&>())) {
+    std::lock_guard<std::mutex> hold(command_mu);
+    if (!command) command = connect();
+    return call(*command);
+  }
+};
+
+namespace {
+
+Reply failure(const std::string& message) {
+  Reply r;
+  r.ok = false;
+  r.values.emplace_back(message.begin(), message.end());
+  return r;
+}
+
+std::chrono::milliseconds wait_limit(std::int64_t ms) {
+  // c10d's "no time-out" is zero; a year stands for it here.
+  return ms > 0 ? std::chrono::milliseconds(ms) : std::chrono::hours(24 * 365);
+}
+
+std::string joined(const std::vector<std::string>& keys) {
+  std::string id;
+  for (const auto& k : keys) {
+    id += k;
+    id += '\0';
+  }
+  return id;
+}
+
+// Returns once every key is set, through a wait at rank 0 that ranks asking for the same keys
+// share; throws when `timeout` passes first or the wait fails.
+void wait_for(StoreRelay::State& s, const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const std::string id = joined(keys);
+  for (;;) {
+    if (s.on_command([&](c10d::Store& store) { return store.check(keys); })) return;
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (const auto it = s.waits.find(id); it != s.waits.end()) {
+      const auto shared = it->second;
+      if (!s.changed.wait_until(lock, deadline, [&] { return shared->done; }))
+        throw std::runtime_error("the keys were not set within " + std::to_string(timeout.count()) + " ms");
+      if (shared->error.empty()) return;
+      // Its wait ended before this one's: ask again for the time left.
+      if (shared->timed_out && Clock::now() < deadline) continue;
+      throw std::runtime_error(shared->error);
+    }
+    const auto mine = std::make_shared<SharedWait>();
+    s.waits[id] = mine;
+    c10::intrusive_ptr<c10d::Store> waiter;
+    if (!s.idle_waiters.empty()) {
+      waiter = s.idle_waiters.back();
+      s.idle_waiters.pop_back();
+    }
+    lock.unlock();
+    std::string error;
+    try {
+      if (!waiter) waiter = s.connect();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      waiter->wait(keys, std::max(left, std::chrono::milliseconds(1)));
+    } catch (const std::exception& e) {
+      error = compat::message_of(e);
+      // LibTorch 1.13's server keeps a wait that timed out and may answer it later, on this
+      // connection: that byte would be read as the answer to its next request.
+      waiter.reset();
+    }
+    lock.lock();
+    mine->done = true;
+    mine->error = error;
+    mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
+    if (waiter) s.idle_waiters.push_back(waiter);
+    s.waits.erase(id);
+    s.changed.notify_all();
+    lock.unlock();
+    if (!error.empty()) throw std::runtime_error(error);
+    return;
+  }
+}
+
+Reply answer(StoreRelay::State& s, const Request& r) {
+  const auto shape = [&](std::size_t keys, std::size_t values) {
+    return r.keys.size() == keys && r.values.size() == values;
+  };
+  Reply out;
+  try {
+    switch (r.op) {
+      case Op::Set:
+        if (!shape(1, 1)) break;
+        s.on_command([&](c10d::Store& store) { store.set(r.keys[0], r.values[0]); });
+        return out;
+      case Op::CompareSet:
+        if (!shape(1, 2)) break;
+        out.values.push_back(s.on_command(
+            [&](c10d::Store& store) { return store.compareSet(r.keys[0], r.values[0], r.values[1]); }));
+        return out;
+      case Op::Get:
+        if (!shape(1, 0)) break;
+        wait_for(s, r.keys, wait_limit(r.number));
+        out.values.push_back(s.on_command([&](c10d::Store& store) { return store.get(r.keys[0]); }));
+        return out;
+      case Op::Add:
+        if (!shape(1, 0)) break;
+        out.number = s.on_command([&](c10d::Store& store) { return store.add(r.keys[0], r.number); });
+        return out;
+      case Op::Check:
+        if (!shape(r.keys.size(), 0)) break;
+        out.number = s.on_command([&](c10d::Store& store) { return store.check(r.keys); }) ? 1 : 0;
+        return out;
+      case Op::Wait:
+        if (r.keys.empty() || !shape(r.keys.size(), 0)) break;
+        wait_for(s, r.keys, wait_limit(r.number));
+        return out;
+      case Op::DeleteKey:
+        if (!shape(1, 0)) break;
+        out.number = s.on_command([&](c10d::Store& store) { return store.deleteKey(r.keys[0]); }) ? 1 : 0;
+        return out;
+      case Op::NumKeys:
+        if (!shape(0, 0)) break;
+        out.number = s.on_command([&](c10d::Store& store) { return store.getNumKeys(); });
+        return out;
+    }
+  } catch (const std::exception& e) {
+    return failure(compat::message_of(e));
+  }
+  return failure("a request of the wrong shape");
+}
+
+void serve(const std::shared_ptr<StoreRelay::State>& s, int fd) {
+  std::string body, why;
+  while (relay::read_frame(fd, body, std::nullopt, kFrameWithin, why)) {
+    const auto request = relay::decode_request(body);
+    const Reply reply = request ? answer(*s, *request) : failure("a malformed request");
+    if (!relay::write_frame(fd, relay::encode(reply), Clock::now() + kFrameWithin, why) || !request) break;
+  }
+  std::lock_guard<std::mutex> hold(s->mu);
+  s->connections.erase(std::remove(s->connections.begin(), s->connections.end(), fd), s->connections.end());
+  close(fd);
+  --s->threads;
+  s->changed.notify_all();
+}
+
+void accept_ranks(const std::shared_ptr<StoreRelay::State>& s) {
+  for (;;) {
+    const int fd = accept4(s->listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;  // shut down by the destructor
+    }
+    std::lock_guard<std::mutex> hold(s->mu);
+    // Only this user's ranks: another user's program could read and set the step's keys.
+    if (s->stopping || !relay::peer_is_same_user(fd) || s->connections.size() >= kMaxConnections) {
+      close(fd);
+      continue;
+    }
+    s->connections.push_back(fd);
+    ++s->threads;
+    std::thread([s, fd] { serve(s, fd); }).detach();
+  }
+}
+
+}  // namespace
+
+StoreRelay::StoreRelay(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+std::unique_ptr<StoreRelay> StoreRelay::listen(const std::string& name, Connect connect) {
+  auto s = std::make_shared<State>();
+  s->connect = std::move(connect);
+  s->listener = relay::listen_on(name);
+  if (s->listener < 0) {
+    const int e = errno;
+    throw Error("this node's leader could not open the store relay (DDP_STORE_RELAY) under the name @" + name +
+                ": " + std::strerror(e) +
+                (e == EADDRINUSE ? " (another program holds that name: a rank of another step with the same "
+                                   "MASTER_ADDR:MASTER_PORT, or another user's); choose another port with "
+                                   "--ddp-port or MASTER_PORT, or unset DDP_STORE_RELAY"
+                                 : std::string()));
+  }
+  s->acceptor = std::thread([s] { accept_ranks(s); });
+  return std::unique_ptr<StoreRelay>(new StoreRelay(std::move(s)));
+}
+
+StoreRelay::~StoreRelay() {
+  auto& s = *state_;
+  {
+    std::lock_guard<std::mutex> hold(s.mu);
+    s.stopping = true;
+    for (const int fd : s.connections) shutdown(fd, SHUT_RDWR);
+  }
+  shutdown(s.listener, SHUT_RDWR);
+  s.acceptor.join();
+  close(s.listener);
+  // A thread still waiting at rank 0 for a rank that left holds the state until its wait ends.
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.changed.wait_for(lock, kLeaveWithin, [&] { return s.threads == 0; });
+}
+
+}  // namespace ddp::detail

@@ -1,0 +1,222 @@
+// A node leader's store relay against a real TCPStore: what a relayed rank reads and writes is what
+// a direct client sees, ranks waiting for the same keys share one wait at rank 0, and a leader
+// that is gone, late or an impostor ends a rank with words that say so.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "ddp/error.hpp"
+#include "free_port.hpp"
+#include "relayed_store.hpp"
+#include "store_relay.hpp"
+#include "store_relay_wire.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ddp::detail::RelayedStore;
+using ddp::detail::StoreRelay;
+namespace relay = ddp::detail::relay;
+
+std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
+
+// Rank 0's store, and the relay of a node whose leader connects to it, counting its connections.
+struct Node {
+  int port = ddp::test::free_port();
+  c10::intrusive_ptr<c10d::TCPStore> server;
+  std::atomic<int> upstream{0};
+  std::string name = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(port), 7);
+  std::unique_ptr<StoreRelay> relay;
+
+  Node() {
+    server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(true));
+    relay = StoreRelay::listen(name, [this]() -> c10::intrusive_ptr<c10d::Store> {
+      ++upstream;
+      return direct();
+    });
+  }
+  c10d::TCPStoreOptions options(bool server_side) const {
+    c10d::TCPStoreOptions o;
+    o.port = static_cast<std::uint16_t>(port);
+    o.isServer = server_side;
+    o.waitWorkers = false;
+    o.timeout = 10s;
+    return o;
+  }
+  c10::intrusive_ptr<c10d::Store> direct() const {
+    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(false));
+  }
+  c10::intrusive_ptr<RelayedStore> rank(std::chrono::milliseconds timeout = 10s) const {
+    return RelayedStore::connect(name, "this node's LOCAL_RANK 0", timeout, relay::Clock::now() + 2s);
+  }
+};
+
+TEST(StoreRelayWire, RequestsAndRepliesSurviveTheirEncoding) {
+  relay::Request r;
+  r.op = relay::Op::CompareSet;
+  r.number = -42;
+  r.keys = {"a", std::string("b\0c", 3), ""};
+  r.values = {bytes("old"), {}};
+  const auto back = relay::decode_request(relay::encode(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->op, r.op);
+  EXPECT_EQ(back->number, r.number);
+  EXPECT_EQ(back->keys, r.keys);
+  EXPECT_EQ(back->values, r.values);
+
+  relay::Reply reply;
+  reply.ok = false;
+  reply.number = 7;
+  reply.values = {bytes("why")};
+  const auto again = relay::decode_reply(relay::encode(reply));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->ok);
+  EXPECT_EQ(again->number, 7);
+  EXPECT_EQ(again->values, reply.values);
+}
+
+TEST(StoreRelayWire, ABodyThatIsNotOneWholeMessageIsRefused) {
+  relay::Request r;
+  r.op = relay::Op::Set;
+  r.keys = {"key"};
+  r.values = {bytes("value")};
+  const std::string good = relay::encode(r);
+  for (std::size_t cut = 0; cut < good.size(); ++cut)
+    EXPECT_FALSE(relay::decode_request(good.substr(0, cut))) << "cut at " << cut;
+  EXPECT_FALSE(relay::decode_request(good + "x"));
+  std::string unknown = good;
+  unknown[0] = 99;
+  EXPECT_FALSE(relay::decode_request(unknown));
+  // A count of a billion keys in a body of a few bytes is refused before anything is reserved.
+  std::string huge = good.substr(0, 9) + std::string("\xff\xff\xff\x3f", 4);
+  EXPECT_FALSE(relay::decode_request(huge));
+}
+
+TEST(StoreRelay, ARelayedRankReadsAndWritesWhatADirectClientSees) {
+  Node node;
+  auto relayed = node.rank();
+  auto direct = node.direct();
+  relayed->set("k", bytes("v1"));
+  EXPECT_EQ(text(direct->get("k")), "v1");
+  direct->set("d", bytes("from rank 0"));
+  EXPECT_EQ(text(relayed->get("d")), "from rank 0");
+  EXPECT_EQ(relayed->add("n", 5), 5);
+  EXPECT_EQ(direct->add("n", 2), 7);
+  EXPECT_TRUE(relayed->check({"k", "d"}));
+  EXPECT_FALSE(relayed->check({"k", "absent"}));
+  EXPECT_EQ(text(relayed->compareSet("k", bytes("v1"), bytes("v2"))), "v2");
+  EXPECT_EQ(text(direct->get("k")), "v2");
+  EXPECT_EQ(relayed->getNumKeys(), direct->getNumKeys());
+  EXPECT_TRUE(relayed->deleteKey("k"));
+  EXPECT_FALSE(direct->check({"k"}));
+  // A get waits for its key, as a TCPStore's does.
+  auto later = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(200ms);
+    direct->set("late", bytes("here"));
+  });
+  EXPECT_EQ(text(relayed->get("late")), "here");
+  later.get();
+}
+
+TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
+  Node node;
+  constexpr int kRanks = 7;  // a node of 8: its leader and 7 relayed ranks
+  std::vector<c10::intrusive_ptr<RelayedStore>> ranks;
+  for (int r = 0; r < kRanks; ++r) ranks.push_back(node.rank());
+  std::vector<std::future<std::string>> got;
+  for (auto& s : ranks) got.push_back(std::async(std::launch::async, [s] { return text(s->get("verdict")); }));
+  std::this_thread::sleep_for(300ms);
+  node.direct()->set("verdict", bytes("met"));
+  for (auto& g : got) EXPECT_EQ(g.get(), "met");
+  // The command connection and one waiter, not one per rank.
+  EXPECT_EQ(node.upstream.load(), 2);
+}
+
+TEST(StoreRelay, AWaitThatTimesOutSaysSoAndTheRelayServesOn) {
+  Node node;
+  auto relayed = node.rank();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    relayed->wait({"never"}, 300ms);
+    FAIL() << "the wait returned";
+  } catch (const std::exception& e) {
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+  }
+  relayed->set("after", bytes("1"));
+  EXPECT_EQ(text(node.direct()->get("after")), "1");
+}
+
+TEST(StoreRelay, ARankWhoseLeaderLeftIsToldSo) {
+  Node node;
+  auto relayed = node.rank();
+  relayed->set("k", bytes("v"));
+  node.relay.reset();
+  try {
+    relayed->set("k", bytes("again"));
+    FAIL() << "the set went through a relay that is gone";
+  } catch (const ddp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lost the store relay of this node's LOCAL_RANK 0"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StoreRelay, ALeaderThatNeverListensIsNamedAtTheDeadline) {
+  const std::string name = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(ddp::test::free_port()), 3);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    RelayedStore::connect(name, "this node's LOCAL_RANK 0 (n3)", 1s, relay::Clock::now() + 300ms);
+    FAIL() << "connected to nobody";
+  } catch (const ddp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("this node's LOCAL_RANK 0 (n3), which relays the rendezvous store"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(StoreRelay, ANameAlreadyHeldIsRefusedWithTheFix) {
+  Node node;
+  try {
+    StoreRelay::listen(node.name, [] { return c10::intrusive_ptr<c10d::Store>(); });
+    FAIL() << "two relays under one name";
+  } catch (const ddp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unset DDP_STORE_RELAY"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreRelay, GarbageOnOneConnectionClosesItAndNoOther) {
+  Node node;
+  auto relayed = node.rank();
+  const int fd = relay::connect_to(node.name);
+  ASSERT_GE(fd, 0);
+  const std::string junk = std::string("\x05\x00\x00\x00", 4) + "junk!";
+  ASSERT_EQ(send(fd, junk.data(), junk.size(), MSG_NOSIGNAL), static_cast<ssize_t>(junk.size()));
+  std::string body, why;
+  ASSERT_TRUE(relay::read_frame(fd, body, relay::Clock::now() + 5s, 5s, why)) << why;
+  const auto reply = relay::decode_reply(body);
+  ASSERT_TRUE(reply);
+  EXPECT_FALSE(reply->ok);
+  char c = 0;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0);  // then closed
+  close(fd);
+  // A length beyond any store value is not allocated for: the connection just ends.
+  const int big = relay::connect_to(node.name);
+  const std::string huge("\xff\xff\xff\xff", 4);
+  send(big, huge.data(), huge.size(), MSG_NOSIGNAL);
+  EXPECT_EQ(recv(big, &c, 1, 0), 0);
+  close(big);
+  relayed->set("still", bytes("served"));
+  EXPECT_EQ(text(node.direct()->get("still")), "served");
+}
+
+}  // namespace
