@@ -37,7 +37,7 @@ Request request(Op op, std::vector<std::string> keys, std::vector<Bytes> values 
 
 c10::intrusive_ptr<RelayedStore> RelayedStore::connect(const std::string& name, const std::string& leader,
                                                        std::chrono::milliseconds timeout,
-                                                       Clock::time_point deadline) {
+                                                       Clock::time_point deadline, Direct direct) {
   for (;;) {
     const int fd = relay::connect_to(name);
     if (fd >= 0) {
@@ -46,7 +46,7 @@ c10::intrusive_ptr<RelayedStore> RelayedStore::connect(const std::string& name, 
         throw Error("the store relay's name on this node (@" + name + ") is held by another user's program, "
                     "not by " + leader + "; unset DDP_STORE_RELAY to reach rank 0's store directly");
       }
-      return c10::make_intrusive<RelayedStore>(fd, name, leader, timeout);
+      return c10::make_intrusive<RelayedStore>(fd, name, leader, timeout, std::move(direct));
     }
     // Nobody listens yet (the leader is still starting): ECONNREFUSED for an abstract name.
     if ((errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN) || Clock::now() >= deadline)
@@ -57,64 +57,102 @@ c10::intrusive_ptr<RelayedStore> RelayedStore::connect(const std::string& name, 
   }
 }
 
-RelayedStore::RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout)
-    : c10d::Store(timeout), fd_(fd), name_(std::move(name)), leader_(std::move(leader)) {}
+RelayedStore::RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout,
+                           Direct direct)
+    : c10d::Store(timeout), fd_(fd), name_(std::move(name)), leader_(std::move(leader)), direct_(std::move(direct)) {}
 
 RelayedStore::~RelayedStore() { close(fd_); }
 
-Reply RelayedStore::call(const Request& r, std::chrono::milliseconds answer_within) {
+std::optional<Reply> RelayedStore::call(const Request& r, std::chrono::milliseconds answer_within,
+                                        bool ask_again_if_lost) {
   std::lock_guard<std::mutex> hold(mu_);
+  if (lost_) return std::nullopt;
   const auto deadline = Clock::now() + answer_within + kRelaySlack;
   std::string body, why;
-  if (!relay::write_frame(fd_, relay::encode(r), deadline, why) ||
-      !relay::read_frame(fd_, body, deadline, kRelaySlack, why))
-    throw Error("lost the store relay of " + leader_ + " (" + why + "): it ended or hangs (its own output says why)");
+  // A frame not written whole was never answered: the leader reads only whole frames.
+  const bool written = relay::write_frame(fd_, relay::encode(r), deadline, why);
+  if (!written || !relay::read_frame(fd_, body, deadline, kRelaySlack, why)) {
+    lost_ = true;
+    lost_why_ = why;
+    if (written && !ask_again_if_lost)
+      throw Error("lost the store relay of " + leader_ + " (" + why +
+                  ") while it passed on a count to rank 0: it ended or hangs (its own output says why)");
+    return std::nullopt;
+  }
   auto reply = relay::decode_reply(body);
   if (!reply) throw Error("the store relay of " + leader_ + " sent a malformed answer");
   if (!reply->ok) {
     const Bytes& text = reply->values.empty() ? Bytes{} : reply->values.front();
     TORCH_CHECK(false, std::string(text.begin(), text.end()));
   }
-  return std::move(*reply);
+  return reply;
+}
+
+c10::intrusive_ptr<c10d::Store> RelayedStore::direct_store() {
+  std::lock_guard<std::mutex> hold(mu_);
+  if (!direct_store_) {
+    if (!direct_)
+      throw Error("lost the store relay of " + leader_ + " (" + lost_why_ +
+                  "): it ended or hangs (its own output says why)");
+    try {
+      direct_store_ = direct_();
+    } catch (const std::exception& e) {
+      throw Error("lost the store relay of " + leader_ + " (" + lost_why_ + "), and rank 0's store directly too (" +
+                  e.what() + "): they ended or hang (their own output says why)");
+    }
+  }
+  direct_store_->setTimeout(timeout_);
+  return direct_store_;
 }
 
 void RelayedStore::set(const std::string& key, const std::vector<std::uint8_t>& value) {
-  call(request(Op::Set, {key}, {value}), timeout_);
+  if (!call(request(Op::Set, {key}, {value}), timeout_)) direct_store()->set(key, value);
 }
 
 std::vector<std::uint8_t> RelayedStore::compareSet(const std::string& key, const std::vector<std::uint8_t>& expected,
                                                    const std::vector<std::uint8_t>& desired) {
   auto reply = call(request(Op::CompareSet, {key}, {expected, desired}), timeout_);
-  return reply.values.empty() ? Bytes{} : std::move(reply.values.front());
+  if (!reply) return direct_store()->compareSet(key, expected, desired);
+  return reply->values.empty() ? Bytes{} : std::move(reply->values.front());
 }
 
 std::vector<std::uint8_t> RelayedStore::get(const std::string& key) {
   auto reply = call(request(Op::Get, {key}, {}, timeout_.count()), timeout_);
-  return reply.values.empty() ? Bytes{} : std::move(reply.values.front());
+  if (!reply) return direct_store()->get(key);
+  return reply->values.empty() ? Bytes{} : std::move(reply->values.front());
 }
 
 std::int64_t RelayedStore::add(const std::string& key, std::int64_t value) {
-  return call(request(Op::Add, {key}, {}, value), timeout_).number;
+  const auto reply = call(request(Op::Add, {key}, {}, value), timeout_, /*ask_again_if_lost=*/false);
+  return reply ? reply->number : direct_store()->add(key, value);
 }
 
 bool RelayedStore::deleteKey(const std::string& key) {
-  return call(request(Op::DeleteKey, {key}), timeout_).number != 0;
+  const auto reply = call(request(Op::DeleteKey, {key}), timeout_);
+  return reply ? reply->number != 0 : direct_store()->deleteKey(key);
 }
 
 bool RelayedStore::check(const std::vector<std::string>& keys) {
-  return call(request(Op::Check, keys), timeout_).number != 0;
+  const auto reply = call(request(Op::Check, keys), timeout_);
+  return reply ? reply->number != 0 : direct_store()->check(keys);
 }
 
-std::int64_t RelayedStore::getNumKeys() { return call(request(Op::NumKeys, {}), timeout_).number; }
+std::int64_t RelayedStore::getNumKeys() {
+  const auto reply = call(request(Op::NumKeys, {}), timeout_);
+  return reply ? reply->number : direct_store()->getNumKeys();
+}
 
 void RelayedStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void RelayedStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
-  call(request(Op::Wait, keys, {}, timeout.count()), timeout);
+  const auto start = Clock::now();
+  if (call(request(Op::Wait, keys, {}, timeout.count()), timeout)) return;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(timeout - (Clock::now() - start));
+  direct_store()->wait(keys, std::max(left, std::chrono::milliseconds(1)));
 }
 
 c10::intrusive_ptr<c10d::Store> RelayedStore::clone() {
-  return connect(name_, leader_, timeout_, Clock::now() + timeout_);
+  return connect(name_, leader_, timeout_, Clock::now() + timeout_, direct_);
 }
 
 }  // namespace ddp::detail

@@ -1,10 +1,17 @@
 // The store a rank holds when its node's leader relays (store_relay.hpp): every c10d::Store call
 // becomes one request on a Unix socket to the leader, answered by rank 0's store through it. Rank
 // 0 then serves the leader's few connections instead of one per rank.
+//
+// A leader that ends (its rendezvous failed, it crashed) takes the relay with it while its node's
+// ranks may still wait, for the rendezvous' verdict say: they then reach rank 0's store directly
+// and ask again, so that they end with rank 0's words, not with the relay's loss. Only an add()
+// the leader may have passed on already is not asked again: it fails, naming the loss.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +26,13 @@ class RelayedStore : public c10d::Store {
   // Connects to the relay under `name`, waiting until `deadline` for the leader to listen (every
   // rank of a node starts at once, the leader not first). Throws ddp::Error when it never does,
   // or when what listens there runs as another user. `leader` names the leader in messages.
+  // `direct` makes a connection to rank 0's store for when the relay is lost (none: the loss is
+  // an error).
+  using Direct = std::function<c10::intrusive_ptr<c10d::Store>()>;
   static c10::intrusive_ptr<RelayedStore> connect(const std::string& name, const std::string& leader,
                                                   std::chrono::milliseconds timeout,
-                                                  relay::Clock::time_point deadline);
-  RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout);
+                                                  relay::Clock::time_point deadline, Direct direct = {});
+  RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout, Direct direct);
   ~RelayedStore() override;
 
   void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
@@ -41,12 +51,21 @@ class RelayedStore : public c10d::Store {
   virtual c10::intrusive_ptr<c10d::Store> clone();
 
  private:
-  relay::Reply call(const relay::Request& request, std::chrono::milliseconds answer_within);
+  // The leader's reply; nullopt once the relay is lost (then ask `direct_store()`). A request the
+  // leader may have passed on already throws instead, unless asking twice does no harm.
+  std::optional<relay::Reply> call(const relay::Request& request, std::chrono::milliseconds answer_within,
+                                   bool ask_again_if_lost = true);
+  // Rank 0's store, reached directly once the relay is lost; throws when there is no way to.
+  c10::intrusive_ptr<c10d::Store> direct_store();
 
   std::mutex mu_;  // one request at a time on the socket
   int fd_;
   std::string name_;
   std::string leader_;
+  Direct direct_;
+  bool lost_ = false;
+  std::string lost_why_;
+  c10::intrusive_ptr<c10d::Store> direct_store_;
 };
 
 }  // namespace ddp::detail

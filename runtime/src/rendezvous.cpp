@@ -115,6 +115,8 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
 
+c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono::milliseconds timeout);
+
 std::string relay_name(const Context& c) {
   return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
 }
@@ -122,7 +124,8 @@ std::string relay_name(const Context& c) {
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   if (relayed(c) && c.local_rank != 0)
     return RelayedStore::connect(relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
-                                 std::chrono::steady_clock::now() + timeout);
+                                 std::chrono::steady_clock::now() + timeout,
+                                 [c, timeout] { return second_connection(c, timeout); });
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
   options.isServer = c.rank == 0;
@@ -194,8 +197,13 @@ void tell_everyone(c10d::Store& store, const std::string& report) {
 }
 
 // Not rank 0: the failure as this rank's error, after acknowledging it. `verdict` starts kFailed.
+// The acknowledgement only spares rank 0 its grace: a store lost meanwhile does not change the
+// words this rank ends with.
 [[noreturn]] void hear_failure(c10d::Store& store, const std::string& verdict) {
-  store.add(kAcksKey, 1);
+  try {
+    store.add(kAcksKey, 1);
+  } catch (const std::exception&) {
+  }
   throw Error(verdict.substr(std::strlen(kFailed)));
 }
 
@@ -490,7 +498,13 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
   // The leader listens before it meets: its node's ranks may ask before it reached rank 0.
   if (detail::relayed(context) && context.local_rank == 0)
     native->relay = detail::StoreRelay::listen(detail::relay_name(context), detail::relay_upstream(context, timeout));
-  native->store = detail::rendezvous(context, timeout);
+  try {
+    native->store = detail::rendezvous(context, timeout);
+  } catch (const Error&) {
+    // Its node's ranks read the same failure through it: the relay serves them until they left.
+    if (native->relay) native->relay->linger(detail::kGrace, 4 * detail::kGrace);
+    throw;
+  }
   return std::shared_ptr<Rendezvous>(
       new Rendezvous(context, detail::this_host(context), std::move(native)));
 }

@@ -57,6 +57,7 @@ struct StoreRelay::State {
   bool stopping = false;
   std::vector<int> connections;
   int threads = 0;
+  Clock::time_point last_answer = Clock::now();
   std::vector<c10::intrusive_ptr<c10d::Store>> idle_waiters;
   std::map<std::string, std::shared_ptr<SharedWait>> waits;  // by the keys, joined
 
@@ -198,6 +199,8 @@ void serve(const std::shared_ptr<StoreRelay::State>& s, int fd) {
     const auto request = relay::decode_request(body);
     const Reply reply = request ? answer(*s, *request) : failure("a malformed request");
     if (!relay::write_frame(fd, relay::encode(reply), Clock::now() + kFrameWithin, why) || !request) break;
+    std::lock_guard<std::mutex> hold(s->mu);
+    s->last_answer = Clock::now();
   }
   std::lock_guard<std::mutex> hold(s->mu);
   s->connections.erase(std::remove(s->connections.begin(), s->connections.end(), fd), s->connections.end());
@@ -244,6 +247,15 @@ std::unique_ptr<StoreRelay> StoreRelay::listen(const std::string& name, Connect 
   }
   s->acceptor = std::thread([s] { accept_ranks(s); });
   return std::unique_ptr<StoreRelay>(new StoreRelay(std::move(s)));
+}
+
+void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most) {
+  auto& s = *state_;
+  const auto start = Clock::now();
+  const auto until = start + at_most;
+  std::unique_lock<std::mutex> lock(s.mu);
+  while (!s.connections.empty() && Clock::now() < until && Clock::now() - std::max(s.last_answer, start) < idle)
+    s.changed.wait_for(lock, std::chrono::milliseconds(50));
 }
 
 StoreRelay::~StoreRelay() {

@@ -10,6 +10,7 @@
 // a node waits for the same verdict, the same NCCL id, the same scatter) share one wait at rank 0.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +27,10 @@ class StoreRelay {
   // Listens under `name` at once (the node's ranks may ask before the leader itself reached rank
   // 0). Throws ddp::Error when the name is taken: another step's leader, or another user.
   static std::unique_ptr<StoreRelay> listen(const std::string& name, Connect connect);
+
+  // Serves on until every rank it relays for has left, or none asked anything for `idle`, or for
+  // `at_most` in all: a leader whose rendezvous failed stays while its ranks read the same failure.
+  void linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most);
 
   // Stops listening and closes the node's connections; a thread still waiting at rank 0 for a
   // rank that left ends with its wait, on its own.

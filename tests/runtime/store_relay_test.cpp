@@ -56,8 +56,8 @@ struct Node {
   c10::intrusive_ptr<c10d::Store> direct() const {
     return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(false));
   }
-  c10::intrusive_ptr<RelayedStore> rank(std::chrono::milliseconds timeout = 10s) const {
-    return RelayedStore::connect(name, "this node's LOCAL_RANK 0", timeout, relay::Clock::now() + 2s);
+  c10::intrusive_ptr<RelayedStore> rank(RelayedStore::Direct fallback = {}) const {
+    return RelayedStore::connect(name, "this node's LOCAL_RANK 0", 10s, relay::Clock::now() + 2s, fallback);
   }
 };
 
@@ -168,6 +168,26 @@ TEST(StoreRelay, ARankWhoseLeaderLeftIsToldSo) {
     EXPECT_NE(std::string(e.what()).find("lost the store relay of this node's LOCAL_RANK 0"), std::string::npos)
         << e.what();
   }
+}
+
+// The rendezvous' failure is what a node's ranks must hear when their leader ends on it.
+TEST(StoreRelay, ARankWhoseLeaderLeftAsksRankZeroDirectly) {
+  Node node;
+  int direct = 0;
+  auto relayed = node.rank([&] {
+    ++direct;
+    return node.direct();
+  });
+  relayed->set("k", bytes("v"));
+  EXPECT_EQ(direct, 0);
+  node.relay.reset();
+  auto verdict = std::async(std::launch::async, [&] { return text(relayed->get("verdict")); });
+  std::this_thread::sleep_for(200ms);
+  node.direct()->set("verdict", bytes("failed: rank 9 never arrived"));
+  EXPECT_EQ(verdict.get(), "failed: rank 9 never arrived");
+  EXPECT_EQ(relayed->add("acks", 1), 1);
+  EXPECT_EQ(text(relayed->get("k")), "v");
+  EXPECT_EQ(direct, 1);
 }
 
 TEST(StoreRelay, ALeaderThatNeverListensIsNamedAtTheDeadline) {
