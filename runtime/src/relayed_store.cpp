@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -35,24 +36,28 @@ Request request(Op op, std::vector<std::string> keys, std::vector<Bytes> values 
 
 }  // namespace
 
-c10::intrusive_ptr<RelayedStore> RelayedStore::connect(const std::string& name, const std::string& leader,
-                                                       std::chrono::milliseconds timeout,
-                                                       Clock::time_point deadline, Direct direct) {
+c10::intrusive_ptr<c10d::Store> RelayedStore::connect(const std::string& name, const std::string& leader,
+                                                      std::chrono::milliseconds timeout,
+                                                      Clock::time_point deadline, Direct direct) {
   for (;;) {
     const int fd = relay::connect_to(name);
     if (fd >= 0) {
-      if (!relay::peer_is_same_user(fd)) {
-        close(fd);
-        throw Error("the store relay's name on this node (@" + name + ") is held by another user's program, "
-                    "not by " + leader + "; unset DDP_STORE_RELAY to reach rank 0's store directly");
-      }
-      return c10::make_intrusive<RelayedStore>(fd, name, leader, timeout, std::move(direct));
+      if (relay::peer_is_same_user(fd)) return c10::make_intrusive<RelayedStore>(fd, name, leader, timeout, direct);
+      close(fd);
+      const std::string taken = "the store relay's name on this node (@" + name +
+                                ") is held by another user's program, not by " + leader;
+      if (!direct) throw Error(taken + "; unset DDP_STORE_RELAY to reach rank 0's store directly");
+      std::fprintf(stderr, "[ddp] warning: %s; reaching rank 0's store directly\n", taken.c_str());
+      return direct();
     }
     // Nobody listens yet (the leader is still starting): ECONNREFUSED for an abstract name.
-    if ((errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN) || Clock::now() >= deadline)
+    const int error = errno;
+    if ((error != ECONNREFUSED && error != ENOENT && error != EAGAIN) || Clock::now() >= deadline) {
+      if (direct) return direct();
       throw Error(leader + ", which relays the rendezvous store for this node's ranks (DDP_STORE_RELAY), "
-                  "did not open its relay (@" + name + ") in time: " + std::strerror(errno) +
+                  "did not open its relay (@" + name + ") in time: " + std::strerror(error) +
                   ". It ended before the rendezvous or hangs (its own output says why)");
+    }
     std::this_thread::sleep_for(kListenPoll);
   }
 }

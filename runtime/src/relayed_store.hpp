@@ -24,12 +24,12 @@ namespace ddp::detail {
 class RelayedStore : public c10d::Store {
  public:
   // Connects to the relay under `name`, waiting until `deadline` for the leader to listen (every
-  // rank of a node starts at once, the leader not first). Throws ddp::Error when it never does,
-  // or when what listens there runs as another user. `leader` names the leader in messages.
-  // `direct` makes a connection to rank 0's store for when the relay is lost (none: the loss is
-  // an error).
+  // rank of a node starts at once, the leader not first). `direct` makes a connection to rank 0's
+  // store: the store returned when the leader never listens (rank 0 then names it among the
+  // missing) or another user's program holds the name, and the one asked once the relay is lost.
+  // Without it, those are ddp::Errors. `leader` names the leader in messages.
   using Direct = std::function<c10::intrusive_ptr<c10d::Store>()>;
-  static c10::intrusive_ptr<RelayedStore> connect(const std::string& name, const std::string& leader,
+  static c10::intrusive_ptr<c10d::Store> connect(const std::string& name, const std::string& leader,
                                                   std::chrono::milliseconds timeout,
                                                   relay::Clock::time_point deadline, Direct direct = {});
   RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout, Direct direct);

@@ -115,17 +115,27 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
 
-c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono::milliseconds timeout);
+// How long a node's ranks look for their leader's relay (a quarter of the rendezvous time-out at
+// most) before they reach rank 0 themselves: a leader listens first thing in its meet(), so
+// longer means it is not coming.
+constexpr auto kFindLeaderWithin = std::chrono::seconds(10);
 
 std::string relay_name(const Context& c) {
   return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
 }
 
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
-  if (relayed(c) && c.local_rank != 0)
-    return RelayedStore::connect(relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
-                                 std::chrono::steady_clock::now() + timeout,
-                                 [c, timeout] { return second_connection(c, timeout); });
+  // A leader that does not listen soon is not waited for longer: its node's ranks reach rank 0
+  // directly, in time to arrive (rank 0 then names the leader if it never comes), as they do when
+  // their leader is lost later.
+  if (relayed(c) && c.local_rank != 0) {
+    Context direct = c;
+    direct.store_relay = false;
+    return RelayedStore::connect(
+        relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
+        std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout / 4, kFindLeaderWithin),
+        [direct, timeout] { return connect(direct, timeout); });
+  }
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
   options.isServer = c.rank == 0;

@@ -56,7 +56,7 @@ struct Node {
   c10::intrusive_ptr<c10d::Store> direct() const {
     return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(false));
   }
-  c10::intrusive_ptr<RelayedStore> rank(RelayedStore::Direct fallback = {}) const {
+  c10::intrusive_ptr<c10d::Store> rank(RelayedStore::Direct fallback = {}) const {
     return RelayedStore::connect(name, "this node's LOCAL_RANK 0", 10s, relay::Clock::now() + 2s, fallback);
   }
 };
@@ -131,7 +131,7 @@ TEST(StoreRelay, ARelayedRankReadsAndWritesWhatADirectClientSees) {
 TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
   Node node;
   constexpr int kRanks = 7;  // a node of 8: its leader and 7 relayed ranks
-  std::vector<c10::intrusive_ptr<RelayedStore>> ranks;
+  std::vector<c10::intrusive_ptr<c10d::Store>> ranks;
   for (int r = 0; r < kRanks; ++r) ranks.push_back(node.rank());
   std::vector<std::future<std::string>> got;
   for (auto& s : ranks) got.push_back(std::async(std::launch::async, [s] { return text(s->get("verdict")); }));
@@ -202,6 +202,16 @@ TEST(StoreRelay, ALeaderThatNeverListensIsNamedAtTheDeadline) {
         << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(StoreRelay, RanksWhoseLeaderNeverListensReachRankZeroThemselves) {
+  Node node;
+  const std::string elsewhere = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(node.port), 4);
+  auto store = RelayedStore::connect(elsewhere, "this node's LOCAL_RANK 0 (n4)", 10s, relay::Clock::now() + 100ms,
+                                     [&] { return node.direct(); });
+  EXPECT_EQ(dynamic_cast<RelayedStore*>(store.get()), nullptr);
+  store->set("arrived", bytes("n4"));
+  EXPECT_EQ(text(node.direct()->get("arrived")), "n4");
 }
 
 TEST(StoreRelay, ANameAlreadyHeldIsRefusedWithTheFix) {
