@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include <c10/util/Exception.h>
 
@@ -70,12 +72,17 @@ RelayedStore::~RelayedStore() { close(fd_); }
 
 std::optional<Reply> RelayedStore::call(const Request& r, std::chrono::milliseconds answer_within,
                                         bool ask_again_if_lost) {
+  const std::string frame = relay::encode(r);
+  // Refused here, where it is this request's error, rather than by the leader, which would end
+  // the connection.
+  TORCH_CHECK(frame.size() <= relay::kMaxFrame, "a store request of ", frame.size(),
+              " bytes is more than the store relay (DDP_STORE_RELAY) passes on (", relay::kMaxFrame, ")");
   std::lock_guard<std::mutex> hold(mu_);
   if (lost_) return std::nullopt;
-  const auto deadline = Clock::now() + answer_within + kRelaySlack;
+  const auto deadline = Clock::now() + relay::bounded(answer_within) + kRelaySlack;
   std::string body, why;
   // A frame not written whole was never answered: the leader reads only whole frames.
-  const bool written = relay::write_frame(fd_, relay::encode(r), deadline, why);
+  const bool written = relay::write_frame(fd_, frame, deadline, why);
   if (!written || !relay::read_frame(fd_, body, deadline, kRelaySlack, why)) {
     lost_ = true;
     lost_why_ = why;
@@ -150,14 +157,20 @@ std::int64_t RelayedStore::getNumKeys() {
 void RelayedStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void RelayedStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+  if (keys.empty()) return;  // as a TCPStore does
   const auto start = Clock::now();
   if (call(request(Op::Wait, keys, {}, timeout.count()), timeout)) return;
+  if (timeout.count() <= 0) return direct_store()->wait(keys, timeout);  // no time-out: none left either
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(timeout - (Clock::now() - start));
   direct_store()->wait(keys, std::max(left, std::chrono::milliseconds(1)));
 }
 
 c10::intrusive_ptr<c10d::Store> RelayedStore::clone() {
-  return connect(name_, leader_, timeout_, Clock::now() + timeout_, direct_);
+  {
+    std::lock_guard<std::mutex> hold(mu_);
+    if (lost_ && direct_) return direct_();
+  }
+  return connect(name_, leader_, timeout_, Clock::now() + relay::kFindLeaderWithin, direct_);
 }
 
 }  // namespace ddp::detail

@@ -35,6 +35,9 @@ class RelayedStore : public c10d::Store {
   RelayedStore(int fd, std::string name, std::string leader, std::chrono::milliseconds timeout, Direct direct);
   ~RelayedStore() override;
 
+  using c10d::Store::compareSet;  // the string overloads, as on every c10d store
+  using c10d::Store::set;
+
   void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
   std::vector<std::uint8_t> compareSet(const std::string& key, const std::vector<std::uint8_t>& expected,
                                        const std::vector<std::uint8_t>& desired) override;

@@ -115,11 +115,6 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
 
-// How long a node's ranks look for their leader's relay (a quarter of the rendezvous time-out at
-// most) before they reach rank 0 themselves: a leader listens first thing in its meet(), so
-// longer means it is not coming.
-constexpr auto kFindLeaderWithin = std::chrono::seconds(10);
-
 std::string relay_name(const Context& c) {
   return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
 }
@@ -128,12 +123,12 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   // A leader that does not listen soon is not waited for longer: its node's ranks reach rank 0
   // directly, in time to arrive (rank 0 then names the leader if it never comes), as they do when
   // their leader is lost later.
-  if (relayed(c) && c.local_rank != 0) {
+  if (relayed(c) && c.local_rank != 0 && c.rank != 0) {
     Context direct = c;
     direct.store_relay = false;
     return RelayedStore::connect(
         relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
-        std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout / 4, kFindLeaderWithin),
+        std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout / 4, relay::kFindLeaderWithin),
         [direct, timeout] { return connect(direct, timeout); });
   }
   c10d::TCPStoreOptions options;
@@ -582,7 +577,8 @@ void Rendezvous::finish(std::chrono::milliseconds timeout) {
   try {
     // The last rank to finish says so once; rank 0 waits on that key instead of polling a count.
     if (store.add("ddp/finished", 1) == context_.world_size) set_text(store, "ddp/all_finished", "1");
-    // A node's leader relays its ranks' requests (this one included): it waits as rank 0 does.
+    // A node's leader relays its ranks' requests: it waits as rank 0 does, so that none of them
+    // loses the store before it finished.
     if (context_.rank != 0 && !native_->relay) return;
     store.wait({"ddp/all_finished"}, timeout);
   } catch (const std::exception&) {

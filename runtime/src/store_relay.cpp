@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ddp/error.hpp"
@@ -65,11 +66,19 @@ struct StoreRelay::State {
   std::mutex command_mu;
   c10::intrusive_ptr<c10d::Store> command;
 
+  // A request that failed may leave an answer due on the connection (LibTorch 1.13 answers a
+  // timed-out wait later), which the next request would read as its own: the next one gets a
+  // new connection.
   template <class Call>
   auto on_command(Call call) -> decltype(call(std::declval<c10d::Store&>())) {
     std::lock_guard<std::mutex> hold(command_mu);
     if (!command) command = connect();
-    return call(*command);
+    try {
+      return call(*command);
+    } catch (...) {
+      command.reset();
+      throw;
+    }
   }
 };
 
@@ -82,10 +91,7 @@ Reply failure(const std::string& message) {
   return r;
 }
 
-std::chrono::milliseconds wait_limit(std::int64_t ms) {
-  // c10d's "no time-out" is zero; a year stands for it here.
-  return ms > 0 ? std::chrono::milliseconds(ms) : std::chrono::hours(24 * 365);
-}
+std::chrono::milliseconds wait_limit(std::int64_t ms) { return relay::bounded(std::chrono::milliseconds(ms)); }
 
 std::string joined(const std::vector<std::string>& keys) {
   std::string id;
@@ -194,13 +200,17 @@ Reply answer(StoreRelay::State& s, const Request& r) {
 }
 
 void serve(const std::shared_ptr<StoreRelay::State>& s, int fd) {
-  std::string body, why;
-  while (relay::read_frame(fd, body, std::nullopt, kFrameWithin, why)) {
-    const auto request = relay::decode_request(body);
-    const Reply reply = request ? answer(*s, *request) : failure("a malformed request");
-    if (!relay::write_frame(fd, relay::encode(reply), Clock::now() + kFrameWithin, why) || !request) break;
-    std::lock_guard<std::mutex> hold(s->mu);
-    s->last_answer = Clock::now();
+  try {
+    std::string body, why;
+    while (relay::read_frame(fd, body, std::nullopt, kFrameWithin, why)) {
+      const auto request = relay::decode_request(body);
+      const Reply reply = request ? answer(*s, *request) : failure("a malformed request");
+      if (!relay::write_frame(fd, relay::encode(reply), Clock::now() + kFrameWithin, why) || !request) break;
+      std::lock_guard<std::mutex> hold(s->mu);
+      s->last_answer = Clock::now();
+    }
+  } catch (const std::exception&) {
+    // Out of memory for a frame: this rank's connection ends (it then asks rank 0 directly).
   }
   std::lock_guard<std::mutex> hold(s->mu);
   s->connections.erase(std::remove(s->connections.begin(), s->connections.end(), fd), s->connections.end());
@@ -214,6 +224,11 @@ void accept_ranks(const std::shared_ptr<StoreRelay::State>& s) {
     const int fd = accept4(s->listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
+      // Out of descriptors or memory for now: a rank that waits is served once there are.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
       return;  // shut down by the destructor
     }
     std::lock_guard<std::mutex> hold(s->mu);
@@ -222,9 +237,15 @@ void accept_ranks(const std::shared_ptr<StoreRelay::State>& s) {
       close(fd);
       continue;
     }
-    s->connections.push_back(fd);
-    ++s->threads;
-    std::thread([s, fd] { serve(s, fd); }).detach();
+    try {
+      s->connections.push_back(fd);
+      std::thread([s, fd] { serve(s, fd); }).detach();
+      ++s->threads;
+    } catch (const std::exception&) {
+      // No thread to serve it: the rank finds its connection closed and asks rank 0 directly.
+      s->connections.erase(std::remove(s->connections.begin(), s->connections.end(), fd), s->connections.end());
+      close(fd);
+    }
   }
 }
 

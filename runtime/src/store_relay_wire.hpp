@@ -32,6 +32,18 @@ struct Reply {
   std::vector<Bytes> values;  // Get, CompareSet: the value; a failure: its message
 };
 
+// A time-out as the relay waits it: c10d's "no time-out" (zero) and anything beyond a year become
+// a year, so that a deadline computed from it never overflows.
+inline std::chrono::milliseconds bounded(std::chrono::milliseconds timeout) {
+  constexpr std::chrono::milliseconds kYear = std::chrono::hours(24 * 365);
+  return timeout.count() > 0 && timeout < kYear ? timeout : kYear;
+}
+
+// How long a node's ranks look for their leader's relay (a quarter of the rendezvous time-out at
+// most) before they reach rank 0 themselves: a leader listens first thing in its meet(), so
+// longer means it is not coming.
+inline constexpr std::chrono::seconds kFindLeaderWithin{10};
+
 // A frame's body may not be longer: a store value is a rank's address or a short text, and a
 // longer length is a corrupt or foreign stream, not a request to allocate for.
 inline constexpr std::uint32_t kMaxFrame = 64u << 20;

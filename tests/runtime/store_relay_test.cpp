@@ -126,6 +126,22 @@ TEST(StoreRelay, ARelayedRankReadsAndWritesWhatADirectClientSees) {
   });
   EXPECT_EQ(text(relayed->get("late")), "here");
   later.get();
+  relayed->wait({});  // nothing to wait for, as on a TCPStore
+}
+
+TEST(StoreRelay, ARequestTooLongToPassOnIsThatRequestsErrorOnly) {
+  Node node;
+  auto relayed = node.rank();
+  const std::vector<std::uint8_t> huge(relay::kMaxFrame + 1, 'x');
+  try {
+    relayed->set("huge", huge);
+    FAIL() << "a value over the relay's frame went through";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the store relay (DDP_STORE_RELAY) passes on"), std::string::npos)
+        << e.what();
+  }
+  relayed->set("small", bytes("fine"));
+  EXPECT_EQ(text(node.direct()->get("small")), "fine");
 }
 
 TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
@@ -188,6 +204,12 @@ TEST(StoreRelay, ARankWhoseLeaderLeftAsksRankZeroDirectly) {
   EXPECT_EQ(relayed->add("acks", 1), 1);
   EXPECT_EQ(text(relayed->get("k")), "v");
   EXPECT_EQ(direct, 1);
+  // A copy for another thread (LibTorch 2.5+ asks for one) goes to rank 0 at once too.
+  const auto start = std::chrono::steady_clock::now();
+  auto copy = dynamic_cast<RelayedStore&>(*relayed).clone();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_EQ(text(copy->get("k")), "v");
+  EXPECT_EQ(direct, 2);
 }
 
 TEST(StoreRelay, ALeaderThatNeverListensIsNamedAtTheDeadline) {
