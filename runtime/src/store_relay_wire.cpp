@@ -181,12 +181,17 @@ std::string socket_name(const std::string& master_addr, std::uint16_t master_por
   return name;
 }
 
-int listen_on(const std::string& name) {
+namespace {
+
+// A Unix stream socket bound and listening under `name`, or connected to it; -1 with errno set.
+int socket_at(const std::string& name, bool listening) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   socklen_t length = 0;
   const sockaddr_un a = address_of(name, length);
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&a), length) != 0 || listen(fd, 64) != 0) {
+  const auto* at = reinterpret_cast<const sockaddr*>(&a);
+  const bool ok = listening ? bind(fd, at, length) == 0 && listen(fd, 64) == 0 : connect(fd, at, length) == 0;
+  if (!ok) {
     const int saved = errno;
     close(fd);
     errno = saved;
@@ -195,19 +200,11 @@ int listen_on(const std::string& name) {
   return fd;
 }
 
-int connect_to(const std::string& name) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  socklen_t length = 0;
-  const sockaddr_un a = address_of(name, length);
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&a), length) != 0) {
-    const int saved = errno;
-    close(fd);
-    errno = saved;
-    return -1;
-  }
-  return fd;
-}
+}  // namespace
+
+int listen_on(const std::string& name) { return socket_at(name, true); }
+
+int connect_to(const std::string& name) { return socket_at(name, false); }
 
 bool peer_is_same_user(int fd) {
   ucred peer{};
