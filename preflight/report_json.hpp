@@ -12,7 +12,7 @@
 
 #include "analysis.hpp"
 #include "checks.hpp"
-#include "ddp/allreduce_bench.hpp"
+#include "ddp/allreduce_sweep.hpp"
 
 namespace ddp::preflight {
 

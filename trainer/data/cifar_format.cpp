@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include <ATen/ops/empty.h>
+
 namespace fs = std::filesystem;
 
 namespace ddp::cifar {
@@ -76,7 +78,7 @@ Dataset read_cifar100_file(const std::string& path) {
   const int64_t n = bytes / kRecordBytes;
 
   // One read straight into the tensor's memory; then the pixels are one strided copy.
-  torch::Tensor raw = torch::empty({n, kRecordBytes}, torch::kUInt8);
+  at::Tensor raw = at::empty({n, kRecordBytes}, at::kByte);
   auto* dst = static_cast<char*>(raw.data_ptr());
   int64_t done = 0;
   while (done < bytes) {
@@ -94,10 +96,10 @@ Dataset read_cifar100_file(const std::string& path) {
     done += got;
   }
 
-  torch::Tensor coarse = raw.select(1, 0);
-  torch::Tensor fine = raw.select(1, 1);
-  const auto check = [&](const torch::Tensor& labels, int64_t limit, const char* what) {
-    torch::Tensor bad = labels.ge(limit);
+  at::Tensor coarse = raw.select(1, 0);
+  at::Tensor fine = raw.select(1, 1);
+  const auto check = [&](const at::Tensor& labels, int64_t limit, const char* what) {
+    at::Tensor bad = labels.ge(limit);
     if (bad.any().item<bool>()) {
       const int64_t index = bad.nonzero().select(1, 0)[0].item<int64_t>();
       const int64_t value = labels[index].item<int64_t>();
@@ -116,7 +118,7 @@ Dataset read_cifar100_file(const std::string& path) {
   check(fine, kFineClasses, "fine");
 
   Dataset d;
-  d.labels = fine.to(torch::kInt64);
+  d.labels = fine.to(at::kLong);
   d.images = raw.narrow(1, 2, kPixelBytes).contiguous().view({n, kChannels, kImageSide, kImageSide});
   return d;
 }
@@ -125,8 +127,8 @@ void write_cifar100_file(const std::string& path, const Dataset& data) {
   if (!data.images.defined() || !data.labels.defined()) {
     throw DataError("cannot write CIFAR-100 file " + path + ": the dataset has no images or labels");
   }
-  const torch::Tensor& im = data.images;
-  if (im.scalar_type() != torch::kUInt8 || im.dim() != 4 || im.size(1) != kChannels ||
+  const at::Tensor& im = data.images;
+  if (im.scalar_type() != at::kByte || im.dim() != 4 || im.size(1) != kChannels ||
       im.size(2) != kImageSide || im.size(3) != kImageSide) {
     std::ostringstream m;
     m << "cannot write CIFAR-100 file " << path << ": images must be uint8 [N,3,32,32], got "
@@ -140,7 +142,7 @@ void write_cifar100_file(const std::string& path, const Dataset& data) {
       << data.labels.sizes();
     throw DataError(m.str());
   }
-  torch::Tensor fine = data.labels.to(torch::kCPU).to(torch::kInt64);
+  at::Tensor fine = data.labels.to(at::kCPU).to(at::kLong);
   if (n > 0) {
     const int64_t lo = fine.min().item<int64_t>();
     const int64_t hi = fine.max().item<int64_t>();
@@ -151,10 +153,10 @@ void write_cifar100_file(const std::string& path, const Dataset& data) {
       throw DataError(m.str());
     }
   }
-  torch::Tensor raw = torch::empty({n, kRecordBytes}, torch::kUInt8);
+  at::Tensor raw = at::empty({n, kRecordBytes}, at::kByte);
   raw.select(1, 0).copy_(fine.div(5, "floor"));  // coarse_of_fine
   raw.select(1, 1).copy_(fine);
-  raw.narrow(1, 2, kPixelBytes).copy_(im.to(torch::kCPU).reshape({n, kPixelBytes}));
+  raw.narrow(1, 2, kPixelBytes).copy_(im.to(at::kCPU).reshape({n, kPixelBytes}));
 
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include <torch/torch.h>
+// The tensor type alone: LibTorch's umbrella header is 20 s of every source that includes this one.
+#include <ATen/core/Tensor.h>
 
 #include "data/data_error.hpp"
 
@@ -26,8 +27,8 @@ inline constexpr const char* kTestFile = "test.bin";
 inline constexpr const char* kSynthCommand = "cifar-synth --out";
 
 struct Dataset {
-  torch::Tensor images;  // uint8 [N,3,32,32], CPU, contiguous
-  torch::Tensor labels;  // int64 [N], fine labels 0..99
+  at::Tensor images;  // uint8 [N,3,32,32], CPU, contiguous
+  at::Tensor labels;  // int64 [N], fine labels 0..99
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
 };
 

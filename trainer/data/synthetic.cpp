@@ -1,6 +1,8 @@
 #include "data/synthetic.hpp"
 
 #include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include <algorithm>
 #include <cmath>
@@ -91,10 +93,10 @@ void validate(const SynthOptions& opt) {
   }
 }
 
-torch::Tensor synthetic_prototypes(const SynthOptions& opt) {
+at::Tensor synthetic_prototypes(const SynthOptions& opt) {
   validate(opt);
   const int side = static_cast<int>(kImageSide + 2 * opt.max_shift);
-  torch::Tensor protos = torch::empty({opt.classes, 3, side, side}, torch::kFloat32);
+  at::Tensor protos = at::empty({opt.classes, 3, side, side}, at::kFloat);
   for (int64_t k = 0; k < opt.classes; ++k) {
     Rng rng(mix(mix(opt.seed, kProto), static_cast<uint64_t>(k)));
     float* p = protos[k].data_ptr<float>();
@@ -111,7 +113,7 @@ torch::Tensor synthetic_prototypes(const SynthOptions& opt) {
 Dataset generate_synthetic(const SynthOptions& opt, bool train) {
   validate(opt);
   const int64_t n = train ? opt.train : opt.test;
-  const torch::Tensor protos = synthetic_prototypes(opt);
+  const at::Tensor protos = synthetic_prototypes(opt);
   const int64_t side = kImageSide + 2 * opt.max_shift;
   const float* pr = protos.data_ptr<float>();
 
@@ -122,8 +124,8 @@ Dataset generate_synthetic(const SynthOptions& opt, bool train) {
   for (int64_t i = n - 1; i > 0; --i) std::swap(labels[static_cast<size_t>(i)], labels[static_cast<size_t>(lrng.below(i + 1))]);
 
   Dataset d;
-  d.labels = torch::from_blob(labels.data(), {n}, torch::kInt64).clone();
-  d.images = torch::empty({n, kChannels, kImageSide, kImageSide}, torch::kUInt8);
+  d.labels = at::from_blob(labels.data(), {n}, at::kLong).clone();
+  d.images = at::empty({n, kChannels, kImageSide, kImageSide}, at::kByte);
   uint8_t* out = d.images.data_ptr<uint8_t>();
   const uint64_t stream = mix(opt.seed, train ? kTrain : kTest);
   // Noise: the sum of four 16-bit uniforms (Irwin-Hall, close to Gaussian), scaled to opt.noise.

@@ -30,7 +30,7 @@ struct SynthOptions {
 void validate(const SynthOptions& opt);
 
 // The class prototypes: float [classes, 3, 32 + 2*max_shift, 32 + 2*max_shift], values in 0..255.
-torch::Tensor synthetic_prototypes(const SynthOptions& opt);
+at::Tensor synthetic_prototypes(const SynthOptions& opt);
 
 // One split (train: opt.train images; test: opt.test images, drawn independently of train).
 Dataset generate_synthetic(const SynthOptions& opt, bool train);

@@ -1,5 +1,5 @@
 // The arithmetic of the all-reduce sweep: nccl-tests' bus bandwidth, the sizes, the iterations.
-#include "ddp/allreduce_bench.hpp"
+#include "ddp/allreduce_sweep.hpp"
 
 #include <gtest/gtest.h>
 
