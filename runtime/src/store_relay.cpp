@@ -38,17 +38,17 @@ constexpr auto kLeaveWithin = std::chrono::seconds(2);
 // A wait that ended this close to its deadline ran out of time (rather than failed).
 constexpr auto kTimedOutWithin = std::chrono::milliseconds(50);
 
-// One wait at rank 0 for a set of keys, shared by the ranks that ask for the same keys while it
-// lasts; a rank that may wait longer than its first asker asks again when it ran out.
-struct SharedWait {
-  bool done = false;
-  bool timed_out = false;
-  std::string error;  // empty: every key was set
-};
-
 }  // namespace
 
 struct StoreRelay::State {
+  // One wait at rank 0 for a set of keys, shared by the ranks that ask for the same keys while it
+  // lasts; a rank that may wait longer than its first asker asks again when it ran out.
+  struct SharedWait {
+    bool done = false;
+    bool timed_out = false;
+    std::string error;  // empty: every key was set
+  };
+
   Connect connect;
   int listener = -1;
   std::thread acceptor;
@@ -119,7 +119,7 @@ void wait_for(StoreRelay::State& s, const std::vector<std::string>& keys, std::c
       if (shared->timed_out && Clock::now() < deadline) continue;
       throw std::runtime_error(shared->error);
     }
-    const auto mine = std::make_shared<SharedWait>();
+    const auto mine = std::make_shared<StoreRelay::State::SharedWait>();
     s.waits[id] = mine;
     c10::intrusive_ptr<c10d::Store> waiter;
     if (!s.idle_waiters.empty()) {
