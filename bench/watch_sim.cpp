@@ -93,15 +93,56 @@ unsigned free_udp_port() {
   return ntohs(a.sin_port);
 }
 
+// Reaps `pid` within `seconds`, and then ends its process group (each child leads its own, with
+// whatever it started): nothing this process started may outlive it, since a process left running
+// holds the test's output open and the test then ends only at its time-out.
+int reap_within(pid_t pid, double seconds) {
+  int status = 0;
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  bool reaped = false;
+  while (!(reaped = waitpid(pid, &status, WNOHANG) == pid) && Clock::now() < until) usleep(20000);
+  kill(-pid, SIGKILL);
+  if (!reaped) waitpid(pid, &status, 0);
+  return status;
+}
+
+// The head's node as this process plays slurmstepd for it: its task and the head, each ended on
+// every way out (a failed check or an exception too), and what the head said on its stderr.
+struct HeadNode {
+  pid_t task = -1, head = -1;
+  int control = -1, err = -1;
+  std::string said;
+
+  // Reads the head's stderr until its end or `seconds`: a process the head started may hold it.
+  void drain(double seconds) {
+    if (err < 0) return;
+    char buf[4096];
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+      pollfd p{err, POLLIN, 0};
+      if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      const ssize_t r = read(err, buf, sizeof buf);
+      if (r <= 0) break;
+      said.append(buf, static_cast<std::size_t>(r));
+    }
+    close(err);
+    err = -1;
+  }
+
+  ~HeadNode() {
+    if (task > 0) reap_within(task, 0);
+    if (head > 0) reap_within(head, 0);
+    if (err >= 0) close(err);
+  }
+};
+
 std::uint64_t cpu_ticks(pid_t pid) {
   const auto s = ddp::monitor::read_proc_stat("/proc", pid);
   return s ? s->ticks : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  const Options o = parse(argc, argv);
+int simulate(const Options& o, HeadNode& node) {
   rlimit nofile{};
   getrlimit(RLIMIT_NOFILE, &nofile);
   nofile.rlim_cur = nofile.rlim_max;
@@ -112,16 +153,19 @@ int main(int argc, char** argv) try {
   // The head's node: a task (a sleeping child) and the control channel, as slurmstepd makes them.
   int control[2];
   socketpair(AF_UNIX, SOCK_STREAM, 0, control);
-  const pid_t task = fork();
+  const pid_t task = node.task = fork();
   if (task == 0) {
+    setpgid(0, 0);
     execlp("sleep", "sleep", "3600", nullptr);
     _exit(127);
   }
-  const int err_pipe[2] = {-1, -1};
+  setpgid(task, task);  // as the child does: whichever comes first
   int errp[2];
-  pipe(errp);
-  const pid_t head = fork();
+  if (pipe(errp) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  node.err = errp[0];
+  const pid_t head = node.head = fork();
   if (head == 0) {
+    setpgid(0, 0);
     dup2(control[1], 3);
     dup2(errp[1], 2);
     setenv(w::kKeyVariable, kKey.c_str(), 1);
@@ -132,7 +176,7 @@ int main(int argc, char** argv) try {
           "--port", p.c_str(), "--timeout", to.c_str(), "--control-fd", "3", nullptr);
     _exit(127);
   }
-  (void)err_pipe;
+  setpgid(head, head);
   close(control[1]);
   close(errp[1]);
   const auto start_ticks = ddp::monitor::read_proc_stat("/proc", task);
@@ -164,7 +208,7 @@ int main(int argc, char** argv) try {
     sim[i].wire = std::make_unique<w::Wire>(kKey, i, o.nodes);
   }
 
-  std::string head_said;
+  std::string& head_said = node.said;
   std::uint64_t sent = 0, received = 0;
   enum class Phase { Start, Quiet, Lost, Fail, Done } phase = Phase::Start;
   double fail_at = -1, fail_done = -1;
@@ -276,16 +320,15 @@ int main(int argc, char** argv) try {
     }
   }
   // The head's node: its task was ended by the head; tell the head, as slurmstepd would.
-  int status = 0;
-  for (int i = 0; i < 100 && waitpid(task, &status, WNOHANG) == 0; ++i) usleep(50000);
-  kill(task, SIGKILL);
-  waitpid(task, &status, 0);
+  const int status = reap_within(task, 5);
+  node.task = -1;
   const std::string exit_line = ddp::monitor::exit_message(0, 0, status, w::Now::read().wall_ns);
   send(control[0], exit_line.data(), exit_line.size(), MSG_NOSIGNAL);
   shutdown(control[0], SHUT_WR);
-  int head_status = 0;
-  waitpid(head, &head_status, 0);
-  for (ssize_t r; (r = read(errp[0], buf, sizeof buf)) > 0;) head_said.append(buf, static_cast<std::size_t>(r));
+  // The head ends once its control channel closed; one that does not is ended here.
+  reap_within(head, 10);
+  node.head = -1;
+  node.drain(2);
 
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double quiet_cpu = static_cast<double>(quiet_ticks1 - quiet_ticks0) / tick;
@@ -344,7 +387,23 @@ int main(int argc, char** argv) try {
                   detect >= o.timeout - 0.5 && detect <= o.timeout + 3;
   if (!ok) std::fprintf(stderr, "the head said:\n%s", head_said.c_str());
   return ok ? 0 : 1;
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "ddp-watch-sim: %s\n", e.what());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  HeadNode node;
+  try {
+    return simulate(parse(argc, argv), node);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp-watch-sim: %s\n", e.what());
+  }
+  if (node.head > 0) {
+    kill(-node.head, SIGTERM);
+    reap_within(node.head, 2);
+    node.head = -1;
+  }
+  node.drain(2);
+  if (!node.said.empty()) std::fprintf(stderr, "the head said:\n%s", node.said.c_str());
   return 2;
 }
