@@ -101,25 +101,29 @@ bool ready(int fd, short events, std::optional<Clock::time_point> deadline) {
   }
 }
 
+// Reads what is there before it waits: a frame is written whole, so most reads need no wait.
 bool read_exactly(int fd, char* out, std::size_t size, std::optional<Clock::time_point> deadline,
                   std::string& why) {
   std::size_t got = 0;
   while (got < size) {
-    if (!ready(fd, POLLIN, deadline)) {
-      why = "no answer in time";
-      return false;
+    const ssize_t n = recv(fd, out + got, size - got, MSG_DONTWAIT);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+      continue;
     }
-    const ssize_t n = recv(fd, out + got, size - got, 0);
     if (n == 0) {
       why = "the other end closed the connection";
       return false;
     }
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
       why = std::strerror(errno);
       return false;
     }
-    got += static_cast<std::size_t>(n);
+    if (!ready(fd, POLLIN, deadline)) {
+      why = "no answer in time";
+      return false;
+    }
   }
   return true;
 }
@@ -217,31 +221,38 @@ bool write_frame(int fd, const std::string& body, Clock::time_point deadline, st
   put(frame, static_cast<std::uint32_t>(body.size()));
   frame += body;
   std::size_t sent = 0;
+  // Sends what the socket takes before it waits: a frame usually fits at once.
   while (sent < frame.size()) {
+    const ssize_t n = send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      why = errno == EPIPE || errno == ECONNRESET ? "the other end closed the connection" : std::strerror(errno);
+      return false;
+    }
     if (!ready(fd, POLLOUT, deadline)) {
       why = "the other end took nothing in time";
       return false;
     }
-    const ssize_t n = send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      why = errno == EPIPE || errno == ECONNRESET ? "the other end closed the connection" : std::strerror(errno);
-      return false;
-    }
-    sent += static_cast<std::size_t>(n);
   }
   return true;
 }
 
 bool read_frame(int fd, std::string& body, std::optional<Clock::time_point> deadline,
                 Clock::duration body_within, std::string& why) {
-  std::uint32_t size = 0;
-  char head[sizeof size];
-  if (!read_exactly(fd, head, 1, deadline, why)) return false;
+  if (!ready(fd, POLLIN, deadline)) {
+    why = "no answer in time";
+    return false;
+  }
   // Once a frame began, the rest of it is due soon, whatever the wait for its first byte.
   const auto rest_by = Clock::now() + body_within;
   const auto by = deadline ? std::min(*deadline + body_within, rest_by) : rest_by;
-  if (!read_exactly(fd, head + 1, sizeof size - 1, by, why)) return false;
+  std::uint32_t size = 0;
+  char head[sizeof size];
+  if (!read_exactly(fd, head, sizeof size, by, why)) return false;
   std::memcpy(&size, head, sizeof size);
   if (size > kMaxFrame) {
     why = "a message of " + std::to_string(size) + " bytes, more than a store value may be";
