@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -47,6 +48,7 @@ struct StoreRelay::State {
     bool done = false;
     bool timed_out = false;
     std::string error;  // empty: every key was set
+    std::optional<relay::Bytes> value;  // the key's value, read once for every Get that shared it
   };
 
   Connect connect;
@@ -103,22 +105,30 @@ std::string joined(const std::vector<std::string>& keys) {
 }
 
 // Returns once every key is set, through a wait at rank 0 that ranks asking for the same keys
-// share; throws when `timeout` passes first or the wait fails.
-void wait_for(StoreRelay::State& s, const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+// share; throws when `timeout` passes first or the wait fails. A rank joins a wait under way
+// without asking rank 0 anything. With `read`, returns the key's value too: read once after the
+// wait for every rank that shared it (each asked before that read and hears after it), or nullopt
+// when this rank must read it itself.
+std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std::string>& keys,
+                                     std::chrono::milliseconds timeout, bool read) {
   const auto deadline = Clock::now() + timeout;
   const std::string id = joined(keys);
   for (;;) {
-    if (s.on_command([&](c10d::Store& store) { return store.check(keys); })) return;
     std::unique_lock<std::mutex> lock(s.mu);
     if (const auto it = s.waits.find(id); it != s.waits.end()) {
       const auto shared = it->second;
       if (!s.changed.wait_until(lock, deadline, [&] { return shared->done; }))
         throw std::runtime_error("the keys were not set within " + std::to_string(timeout.count()) + " ms");
-      if (shared->error.empty()) return;
+      if (shared->error.empty()) return read ? shared->value : std::nullopt;
       // Its wait ended before this one's: ask again for the time left.
       if (shared->timed_out && Clock::now() < deadline) continue;
       throw std::runtime_error(shared->error);
     }
+    lock.unlock();
+    if (s.on_command([&](c10d::Store& store) { return store.check(keys); })) return std::nullopt;
+    lock.lock();
+    // Another rank began that wait meanwhile: join it.
+    if (s.waits.count(id)) continue;
     const auto mine = std::make_shared<StoreRelay::State::SharedWait>();
     s.waits[id] = mine;
     c10::intrusive_ptr<c10d::Store> waiter;
@@ -138,16 +148,25 @@ void wait_for(StoreRelay::State& s, const std::vector<std::string>& keys, std::c
       // connection: that byte would be read as the answer to its next request.
       waiter.reset();
     }
+    std::optional<relay::Bytes> value;
+    if (error.empty() && read) {
+      try {
+        value = s.on_command([&](c10d::Store& store) { return store.get(keys[0]); });
+      } catch (const std::exception&) {
+        // The ranks that shared the wait read it themselves, and hear why that fails.
+      }
+    }
     lock.lock();
     mine->done = true;
     mine->error = error;
     mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
+    mine->value = value;
     if (waiter) s.idle_waiters.push_back(waiter);
     s.waits.erase(id);
     s.changed.notify_all();
     lock.unlock();
     if (!error.empty()) throw std::runtime_error(error);
-    return;
+    return value;
   }
 }
 
@@ -169,8 +188,10 @@ Reply answer(StoreRelay::State& s, const Request& r) {
         return out;
       case Op::Get:
         if (!shape(1, 0)) break;
-        wait_for(s, r.keys, wait_limit(r.number));
-        out.values.push_back(s.on_command([&](c10d::Store& store) { return store.get(r.keys[0]); }));
+        if (auto value = wait_for(s, r.keys, wait_limit(r.number), /*read=*/true))
+          out.values.push_back(std::move(*value));
+        else
+          out.values.push_back(s.on_command([&](c10d::Store& store) { return store.get(r.keys[0]); }));
         return out;
       case Op::Add:
         if (!shape(1, 0)) break;
@@ -182,7 +203,7 @@ Reply answer(StoreRelay::State& s, const Request& r) {
         return out;
       case Op::Wait:
         if (r.keys.empty() || !shape(r.keys.size(), 0)) break;
-        wait_for(s, r.keys, wait_limit(r.number));
+        wait_for(s, r.keys, wait_limit(r.number), /*read=*/false);
         return out;
       case Op::DeleteKey:
         if (!shape(1, 0)) break;

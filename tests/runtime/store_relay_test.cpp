@@ -30,11 +30,29 @@ namespace relay = ddp::detail::relay;
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
 
-// Rank 0's store, and the relay of a node whose leader connects to it, counting its connections.
+// A leader's connection to rank 0 that counts the reads and waits the relay asks of it.
+struct CountingStore : c10d::TCPStore {
+  CountingStore(const std::string& host, const c10d::TCPStoreOptions& options, std::atomic<int>& gets,
+                std::atomic<int>& waits)
+      : c10d::TCPStore(host, options), gets_(gets), waits_(waits) {}
+  std::vector<std::uint8_t> get(const std::string& key) override {
+    ++gets_;
+    return c10d::TCPStore::get(key);
+  }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    ++waits_;
+    c10d::TCPStore::wait(keys, timeout);
+  }
+  std::atomic<int>& gets_;
+  std::atomic<int>& waits_;
+};
+
+// Rank 0's store, and the relay of a node whose leader connects to it, counting its connections
+// and what they asked.
 struct Node {
   int port = ddp::test::free_port();
   c10::intrusive_ptr<c10d::TCPStore> server;
-  std::atomic<int> upstream{0};
+  std::atomic<int> upstream{0}, upstream_gets{0}, upstream_waits{0};
   std::string name = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(port), 7);
   std::unique_ptr<StoreRelay> relay;
 
@@ -42,7 +60,7 @@ struct Node {
     server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(true));
     relay = StoreRelay::listen(name, [this]() -> c10::intrusive_ptr<c10d::Store> {
       ++upstream;
-      return direct();
+      return c10::make_intrusive<CountingStore>("127.0.0.1", options(false), upstream_gets, upstream_waits);
     });
   }
   c10d::TCPStoreOptions options(bool server_side) const {
@@ -154,8 +172,10 @@ TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
   std::this_thread::sleep_for(300ms);
   node.direct()->set("verdict", bytes("met"));
   for (auto& g : got) EXPECT_EQ(g.get(), "met");
-  // The command connection and one waiter, not one per rank.
+  // The command connection and one waiter, not one per rank; one wait and one read for all.
   EXPECT_EQ(node.upstream.load(), 2);
+  EXPECT_EQ(node.upstream_waits.load(), 1);
+  EXPECT_EQ(node.upstream_gets.load(), 1);
 }
 
 TEST(StoreRelay, AWaitThatTimesOutSaysSoAndTheRelayServesOn) {
