@@ -100,6 +100,11 @@ std::optional<Reply> RelayedStore::call(const Request& r, std::chrono::milliseco
   return reply;
 }
 
+bool RelayedStore::relaying() {
+  std::lock_guard<std::mutex> hold(mu_);
+  return !lost_;
+}
+
 c10::intrusive_ptr<c10d::Store> RelayedStore::direct_store() {
   std::lock_guard<std::mutex> hold(mu_);
   if (!direct_store_) {

@@ -53,6 +53,10 @@ class RelayedStore : public c10d::Store {
   // (No `override`: the 1.13 and early 2.x base classes have no clone().)
   virtual c10::intrusive_ptr<c10d::Store> clone();
 
+  // Whether the leader still relays (rather than this rank asking rank 0 directly): its answers
+  // come from rank 0 through the connection it proved when it first reached rank 0.
+  bool relaying();
+
  private:
   // The leader's reply; nullopt once the relay is lost (then ask `direct_store()`). A request the
   // leader may have passed on already throws instead, unless asking twice does no harm.

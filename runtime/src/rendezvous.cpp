@@ -312,6 +312,9 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::millis
         store, c.rank, start, timeout,
         [&](c10d::Store& s) {
           s.set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
+          // Through a node's relay that answer came from rank 0's store already, over the
+          // connection the leader proved as below.
+          if (auto* relayed = dynamic_cast<RelayedStore*>(&s); relayed && relayed->relaying()) return;
           // The server's first answer: it proves that a rendezvous store, not some other program,
           // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out,
           // without which the add() below would wait forever on a listener that never answers.
