@@ -123,7 +123,9 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   // A leader that does not listen soon is not waited for longer: its node's ranks reach rank 0
   // directly, in time to arrive (rank 0 then names the leader if it never comes), as they do when
   // their leader is lost later.
-  if (relayed(c) && c.local_rank != 0 && c.rank != 0) {
+  // A node's leader reaches rank 0 through its own relay too, which it listens on already: its
+  // requests and waits share the node's connections (rank 0 serves the store itself).
+  if (relayed(c) && c.rank != 0) {
     Context direct = c;
     direct.store_relay = false;
     return RelayedStore::connect(
@@ -226,17 +228,20 @@ c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono:
 }
 
 // A node leader's connections to rank 0 for its relay, each made when first needed and proved by
-// a first answer, as a rank's own is (first_answer, below).
+// a first answer, as a rank's own is (first_answer, below); a program that holds MASTER_PORT and
+// never answers is named, as connect() names it.
 StoreRelay::Connect relay_upstream(const Context& c, std::chrono::milliseconds timeout) {
   return [c, timeout]() -> c10::intrusive_ptr<c10d::Store> {
     const std::string key = "ddp/relay/" + std::to_string(c.node_rank);
+    Context direct = c;
+    direct.store_relay = false;
     return first_answer(
         c10::intrusive_ptr<c10d::Store>(), c.rank, std::chrono::steady_clock::now(), timeout,
         [&](c10d::Store& s) {
           s.set(key, std::vector<std::uint8_t>{'1'});
           s.wait({key}, timeout);
         },
-        [&] { return second_connection(c, timeout); });
+        [&] { return c.rank == 0 ? second_connection(c, timeout) : connect(direct, timeout); });
   };
 }
 
