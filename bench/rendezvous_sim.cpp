@@ -3,7 +3,8 @@
 // (a light client: the same rendezvous code, no model, no backend) of as few processes as the
 // open-file limit allows, on loopback.
 // Simulated ranks sit 8 to a node named n0, n1, ... It measures, for one world size:
-//   - rendezvous_s: from starting rank 0 and the ranks until every rank's meet() returned;
+//   - rendezvous_s: from the start of every rank at once until every rank's meet() returned
+//     (setup_s, before it: each process loads LibTorch and starts its ranks' threads, which wait);
 //   - rank0_fds: rank 0's open descriptors once it has met every rank;
 //   - with --preflight, then ddp-preflight's exchange (preflight/exchange.hpp, the same code):
 //     every rank's checks to rank 0, each rank's orders back, the node leaders' links to rank 0,
@@ -197,12 +198,19 @@ std::string preflight_exchange(ddp::Rendezvous& rdv, std::chrono::milliseconds t
   return verdict;
 }
 
+std::string read_line(int fd) {
+  std::string line;
+  for (char c; read(fd, &c, 1) == 1 && c != '\n';) line += c;
+  return line;
+}
+
 // Rank 0: meets, says how it went on stdout, and serves the store until the harness closes stdin
 // (the other ranks still read the verdict after rank 0's meet() returned).
 int run_rank0(const Options& o) {
   std::string line;
-  std::printf("up\n");  // LibTorch is loaded: the clock starts now
+  std::printf("up\n");  // LibTorch is loaded
   std::fflush(stdout);
+  read_line(STDIN_FILENO);  // "go": every rank starts now, and the clock
   try {
     auto r = ddp::Rendezvous::meet(context_of(o, 0), timeout_of(o));
     rusage used{};
@@ -276,7 +284,26 @@ int ranks_per_process(const Options& o) {
   return std::max<int>(1, static_cast<int>((hard - 256) / per_rank));
 }
 
+// Where a process's ranks wait until every process has started all of its ranks: a job's ranks
+// start on their own nodes at about the same moment, not one after another behind this process's
+// thread starts (which on 2 cores, with thousands of ranks already running, take seconds).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable opened;
+  bool open = false;
+  void pass() {
+    std::unique_lock<std::mutex> lock(mu);
+    opened.wait(lock, [&] { return open; });
+  }
+  void let_through() {
+    std::lock_guard<std::mutex> hold(mu);
+    open = true;
+    opened.notify_all();
+  }
+};
+
 struct Rank {
+  Gate* gate = nullptr;
   const Options* options = nullptr;
   int rank = 0;
   std::shared_ptr<ddp::Rendezvous> met;  // kept: its store connection stays open until the end
@@ -286,6 +313,7 @@ struct Rank {
 
 void* run_rank(void* arg) {
   auto* r = static_cast<Rank*>(arg);
+  r->gate->pass();
   try {
     r->met = ddp::Rendezvous::meet(context_of(*r->options, r->rank), timeout_of(*r->options));
     if (r->options->preflight) {
@@ -306,20 +334,27 @@ bool is_missing(const Options& o, int r) {
   return o.missing > 0 && r >= o.missing && r < o.missing + o.missing_count;
 }
 
-// A process of simulated ranks [first, end): each a thread with a small stack. Says how they
-// ended on stdout: "ranks met=M failed=F longest=L", then each different error ("error TEXT", at
+// A process of simulated ranks [first, end): each a thread with a small stack. Says "ready" on
+// stdout once every thread waits at the gate, lets them meet when a line comes on stdin, then
+// says how they ended: "ranks met=M failed=F longest=L", each different error ("error TEXT", at
 // most 3), then "end".
 int run_clients(const Options& o, int first, int end) {
   raise_soft_open_files();
   std::vector<Rank> all(static_cast<std::size_t>(end - first));
   std::vector<pthread_t> threads;
+  Gate gate;
   for (int r = first; r < end; ++r) {
     if (is_missing(o, r)) continue;
     Rank& rank = all[static_cast<std::size_t>(r - first)];
+    rank.gate = &gate;
     rank.options = &o;
     rank.rank = r;
     threads.push_back(start_rank_thread(run_rank, &rank, r));
   }
+  std::printf("ready\n");
+  std::fflush(stdout);
+  read_line(STDIN_FILENO);  // "go", or the harness ended
+  gate.let_through();
   for (pthread_t t : threads) pthread_join(t, nullptr);
   std::size_t met = 0, failed = 0, longest = 0;
   std::vector<std::string> errors;
@@ -383,12 +418,6 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
   if (in_fd != nullptr) *in_fd = in[1];
   else close(in[1]);
   return pid;
-}
-
-std::string read_line(int fd) {
-  std::string line;
-  for (char c; read(fd, &c, 1) == 1 && c != '\n';) line += c;
-  return line;
 }
 
 // --watch: every rank meets, then runs libddp's peer watch until the fault, and says when its
@@ -658,15 +687,23 @@ int main(int argc, char** argv) {
   int rank0_out = -1, rank0_in = -1;
   spawn_self({"--rank0"}, o, rank0_out, &rank0_in);
   if (read_line(rank0_out) != "up") cannot("rank 0 did not start");
-  const Clock::time_point start = Clock::now();
 
-  std::vector<int> outs;
+  // Every process loads LibTorch and starts its ranks' threads first; then all ranks meet at once.
+  const Clock::time_point setup = Clock::now();
+  std::vector<int> outs, ins{rank0_in};
   for (int first = 1; first < o.ranks; first += per_process) {
-    int out = -1;
+    int out = -1, in = -1;
     const int end = std::min(o.ranks, first + per_process);
-    spawn_self({"--clients", std::to_string(first), std::to_string(end)}, o, out, nullptr);
+    spawn_self({"--clients", std::to_string(first), std::to_string(end)}, o, out, &in);
     outs.push_back(out);
+    ins.push_back(in);
   }
+  for (const int out : outs)
+    if (read_line(out) != "ready") cannot("a process of simulated ranks could not start its ranks");
+  const double setup_s = since(setup);
+  const Clock::time_point start = Clock::now();
+  for (const int in : ins)
+    if (write(in, "go\n", 3) != 3) cannot("a process of simulated ranks ended before the start");
   std::size_t met = 0, failed = 0, longest = 0;
   std::vector<std::string> errors;
   for (const int out : outs) {
@@ -688,7 +725,6 @@ int main(int argc, char** argv) {
   }
   const double all_done = since(start);
   const std::string said = read_line(rank0_out);  // "met fds=N cpu=S" or "error TEXT"
-  close(rank0_in);  // rank 0 may end now
 
   std::vector<std::string> problems;
   std::printf("ranks=%d", o.ranks);
@@ -738,7 +774,8 @@ int main(int argc, char** argv) {
     std::printf(" missing=%d failed_s=%.2f error_bytes_per_rank=%zu ranks_failed=%zu", o.missing,
                 all_done, longest, failed + (verdict.empty() ? 0 : 1));
   }
-  std::printf(" processes=%zu\n", outs.size());
+  std::printf(" processes=%zu setup_s=%.2f\n", outs.size(), setup_s);
+  for (const int in : ins) close(in);
   if (o.missing >= 0) std::fprintf(stderr, "rank 0 said: %s\n", said.c_str());
   for (const auto& p : problems) std::fprintf(stderr, "FAIL: %s\n", p.c_str());
   std::fflush(stdout);

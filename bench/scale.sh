@@ -2,7 +2,9 @@
 # libddp's rendezvous and ddp-preflight's exchange from 64 to 8,192 ranks on this machine: the real
 # Rendezvous::meet of every rank, rank 0 (its TCPStore server) in a process of its own and the
 # others threads of a few processes (bench/rendezvous_sim.cpp), 8 to a simulated node. For each
-# world size it prints the time to a completed rendezvous, rank 0's open descriptors and CPU
+# world size it prints the time to a completed rendezvous (from every rank's start at once, as a
+# job's ranks start on their own nodes: each process loads LibTorch and starts its ranks' threads
+# before that), rank 0's open descriptors and CPU
 # seconds, the time of ddp-preflight's exchange after it (checks to rank 0, orders back, links to
 # rank 0, the verdict to all: preflight/exchange.cpp), and the bytes of error text per
 # rank when one rank never comes (the rendezvous then waits its time-out: here a few times the
