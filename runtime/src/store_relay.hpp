@@ -3,11 +3,12 @@
 // on LibTorch 1.13, whose server accepts one connection per pass over all of them: at 8,192 ranks
 // that is 16,384 connections and seconds of accepts alone).
 //
-// The node's other ranks hold a RelayedStore (relayed_store.hpp) instead of a TCPStore. The leader
-// serves them on threads of its own, through connections it opens to rank 0 when first needed:
-// one for every request that answers at once (set, add, check, a get of a key that is there), and
-// one per distinct set of keys being waited for. Ranks that wait for the same keys (every rank of
-// a node waits for the same verdict, the same NCCL id, the same scatter) share one wait at rank 0.
+// The node's ranks, the leader among them, hold a RelayedStore (relayed_store.hpp) instead of a
+// TCPStore. The leader serves them on threads of its own, through connections it opens to rank 0
+// when first needed: one for every request that answers at once (set, add, check, a get of a key
+// that is there), and one per distinct set of keys being waited for. Ranks that wait for the same
+// keys (every rank of a node waits for the same verdict, the same NCCL id, the same scatter) share
+// one wait at rank 0, and one read of the key they get.
 #pragma once
 
 #include <chrono>
