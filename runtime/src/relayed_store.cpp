@@ -95,6 +95,7 @@ std::optional<Reply> RelayedStore::call(const Request& r, std::chrono::milliseco
   if (!reply) throw Error("the store relay of " + leader_ + " sent a malformed answer");
   if (!reply->ok) {
     const Bytes& text = reply->values.empty() ? Bytes{} : reply->values.front();
+    if (reply->number == relay::kOwnWords) throw Error(std::string(text.begin(), text.end()));
     TORCH_CHECK(false, std::string(text.begin(), text.end()));
   }
   return reply;

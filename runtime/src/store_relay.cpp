@@ -86,9 +86,10 @@ struct StoreRelay::State {
 
 namespace {
 
-Reply failure(const std::string& message) {
+Reply failure(const std::string& message, std::int64_t kind = 0) {
   Reply r;
   r.ok = false;
+  r.number = kind;
   r.values.emplace_back(message.begin(), message.end());
   return r;
 }
@@ -107,8 +108,8 @@ std::string joined(const std::vector<std::string>& keys) {
 // Returns once every key is set, through a wait at rank 0 that ranks asking for the same keys
 // share; throws when `timeout` passes first or the wait fails. A rank joins a wait under way
 // without asking rank 0 anything. With `read`, returns the key's value too: read once after the
-// wait for every rank that shared it (each asked before that read and hears after it), or nullopt
-// when this rank must read it itself.
+// wait for every rank that shared it (each joined before that read and hears after it), or
+// nullopt when this rank must read it itself.
 std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std::string>& keys,
                                      std::chrono::milliseconds timeout, bool read) {
   const auto deadline = Clock::now() + timeout;
@@ -122,6 +123,14 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
       if (shared->error.empty()) return read ? shared->value : std::nullopt;
       // Its wait ended before this one's: ask again for the time left.
       if (shared->timed_out && Clock::now() < deadline) continue;
+      // Its wait failed (its connection to rank 0 did): the keys may be set all the same.
+      lock.unlock();
+      bool set = false;
+      try {
+        set = s.on_command([&](c10d::Store& store) { return store.check(keys); });
+      } catch (const std::exception&) {
+      }
+      if (set) return std::nullopt;
       throw std::runtime_error(shared->error);
     }
     lock.unlock();
@@ -148,6 +157,10 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
       // connection: that byte would be read as the answer to its next request.
       waiter.reset();
     }
+    // Closed before the read: a rank that asks after it reads for itself.
+    lock.lock();
+    s.waits.erase(id);
+    lock.unlock();
     std::optional<relay::Bytes> value;
     if (error.empty() && read) {
       try {
@@ -162,7 +175,6 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
     mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
     mine->value = value;
     if (waiter) s.idle_waiters.push_back(waiter);
-    s.waits.erase(id);
     s.changed.notify_all();
     lock.unlock();
     if (!error.empty()) throw std::runtime_error(error);
@@ -214,6 +226,8 @@ Reply answer(StoreRelay::State& s, const Request& r) {
         out.number = s.on_command([&](c10d::Store& store) { return store.getNumKeys(); });
         return out;
     }
+  } catch (const Error& e) {
+    return failure(e.what(), relay::kOwnWords);
   } catch (const std::exception& e) {
     return failure(compat::message_of(e));
   }

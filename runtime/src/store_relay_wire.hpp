@@ -28,9 +28,14 @@ struct Request {
 
 struct Reply {
   bool ok = true;
-  std::int64_t number = 0;  // Add, NumKeys: the count; Check, DeleteKey: 1 for true
+  // Add, NumKeys: the count; Check, DeleteKey: 1 for true; a failure: kOwnWords or 0
+  std::int64_t number = 0;
   std::vector<Bytes> values;  // Get, CompareSet: the value; a failure: its message
 };
+
+// A failure in libddp's own words (a ddp::Error: the leader could not reach rank 0, and says why),
+// which a rank raises as they are rather than as a store's failure.
+constexpr std::int64_t kOwnWords = 1;
 
 // A time-out as the relay waits it: c10d's "no time-out" (zero) and anything beyond a year become
 // a year, so that a deadline computed from it never overflows.

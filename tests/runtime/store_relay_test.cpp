@@ -178,6 +178,21 @@ TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
   EXPECT_EQ(node.upstream_gets.load(), 1);
 }
 
+// A leader that cannot reach rank 0 says why in libddp's own words, which its ranks end with as
+// they are, not as a store's failure wrapped in their own rendezvous error.
+TEST(StoreRelay, ALeadersOwnWordsReachItsRanksAsTheyAre) {
+  const std::string name = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(ddp::test::free_port()), 3);
+  const std::string words = "rank 8 on n1 could not reach the rendezvous at n0:29500: nothing accepted a connection";
+  auto leader = StoreRelay::listen(name, [&]() -> c10::intrusive_ptr<c10d::Store> { throw ddp::Error(words); });
+  auto relayed = RelayedStore::connect(name, "this node's LOCAL_RANK 0", 10s, relay::Clock::now() + 2s);
+  try {
+    relayed->set("k", bytes("v"));
+    FAIL() << "the set went through a relay that reaches nobody";
+  } catch (const ddp::Error& e) {
+    EXPECT_EQ(std::string(e.what()), words);
+  }
+}
+
 TEST(StoreRelay, AWaitThatTimesOutSaysSoAndTheRelayServesOn) {
   Node node;
   auto relayed = node.rank();
