@@ -26,6 +26,7 @@
 //   - with --relay, each node's LOCAL_RANK 0 relays its node's store requests (DDP_STORE_RELAY).
 //   ddp-rendezvous-sim --ranks R [--preflight] [--relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
 //                      [--watch kill|stop [--peer-timeout S]]
+#include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -210,7 +211,8 @@ int run_rank0(const Options& o) {
   std::string line;
   std::printf("up\n");  // LibTorch is loaded
   std::fflush(stdout);
-  read_line(STDIN_FILENO);  // "go": every rank starts now, and the clock
+  // "go": every rank starts now, and the clock. Anything else: the harness ended.
+  if (read_line(STDIN_FILENO) != "go") _exit(2);
   try {
     auto r = ddp::Rendezvous::meet(context_of(o, 0), timeout_of(o));
     rusage used{};
@@ -353,7 +355,7 @@ int run_clients(const Options& o, int first, int end) {
   }
   std::printf("ready\n");
   std::fflush(stdout);
-  read_line(STDIN_FILENO);  // "go", or the harness ended
+  if (read_line(STDIN_FILENO) != "go") _exit(2);  // the harness ended before the start
   gate.let_through();
   for (pthread_t t : threads) pthread_join(t, nullptr);
   std::size_t met = 0, failed = 0, longest = 0;
@@ -380,7 +382,9 @@ int run_clients(const Options& o, int first, int end) {
 // This program again, as rank 0 or a process of simulated ranks: its stdout (and stdin) piped here.
 pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& out_fd, int* in_fd) {
   int out[2], in[2];
-  if (pipe(out) != 0 || pipe(in) != 0) cannot("pipe failed");
+  // Close-on-exec: no process of ranks holds another's stdin open, so each reads the end of the
+  // harness's.
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0) cannot("pipe failed");
   std::vector<std::string> args{"/proc/self/exe", "--ranks", std::to_string(o.ranks), "--port",
                                 std::to_string(o.port), "--timeout", std::to_string(o.timeout_s)};
   if (o.missing > 0) {
@@ -679,6 +683,8 @@ int main(int argc, char** argv) {
   if (o.rank0) return run_rank0(o);
   if (o.clients_end > 0 && !o.fault.empty()) run_watchers(o, o.clients_first, o.clients_end);
   if (o.clients_end > 0) return run_clients(o, o.clients_first, o.clients_end);
+  // A process of ranks that ended is found by its silence, not by a write that ends the harness.
+  signal(SIGPIPE, SIG_IGN);
   const int per_process = ranks_per_process(o);
   if (o.port == 0) o.port = free_port();
   if (!o.fault.empty()) return run_watch_harness(o, per_process);

@@ -98,6 +98,7 @@ unsigned free_udp_port() {
 // holds the test's output open and the test then ends only at its time-out.
 int reap_within(pid_t pid, double seconds) {
   int status = 0;
+  if (pid <= 0) return status;
   const auto until = Clock::now() + std::chrono::duration<double>(seconds);
   bool reaped = false;
   while (!(reaped = waitpid(pid, &status, WNOHANG) == pid) && Clock::now() < until) usleep(20000);
@@ -154,6 +155,7 @@ int simulate(const Options& o, HeadNode& node) {
   int control[2];
   socketpair(AF_UNIX, SOCK_STREAM, 0, control);
   const pid_t task = node.task = fork();
+  if (task < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (task == 0) {
     setpgid(0, 0);
     execlp("sleep", "sleep", "3600", nullptr);
@@ -164,6 +166,7 @@ int simulate(const Options& o, HeadNode& node) {
   if (pipe(errp) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   node.err = errp[0];
   const pid_t head = node.head = fork();
+  if (head < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (head == 0) {
     setpgid(0, 0);
     dup2(control[1], 3);
