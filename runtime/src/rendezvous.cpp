@@ -119,6 +119,12 @@ std::string relay_name(const Context& c) {
   return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
 }
 
+// This rank's context, reaching rank 0's store itself rather than through its node's relay.
+Context unrelayed(Context c) {
+  c.store_relay = false;
+  return c;
+}
+
 c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
   // A leader that does not listen soon is not waited for longer: its node's ranks reach rank 0
   // directly, in time to arrive (rank 0 then names the leader if it never comes), as they do when
@@ -126,8 +132,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
   // A node's leader reaches rank 0 through its own relay too, which it listens on already: its
   // requests and waits share the node's connections (rank 0 serves the store itself).
   if (relayed(c) && c.rank != 0) {
-    Context direct = c;
-    direct.store_relay = false;
+    const Context direct = unrelayed(c);
     return RelayedStore::connect(
         relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
         std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout / 4, relay::kFindLeaderWithin),
@@ -233,8 +238,7 @@ c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono:
 StoreRelay::Connect relay_upstream(const Context& c, std::chrono::milliseconds timeout) {
   return [c, timeout]() -> c10::intrusive_ptr<c10d::Store> {
     const std::string key = "ddp/relay/" + std::to_string(c.node_rank);
-    Context direct = c;
-    direct.store_relay = false;
+    const Context direct = unrelayed(c);
     return first_answer(
         c10::intrusive_ptr<c10d::Store>(), c.rank, std::chrono::steady_clock::now(), timeout,
         [&](c10d::Store& s) {

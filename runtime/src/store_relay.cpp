@@ -114,6 +114,7 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
                                      std::chrono::milliseconds timeout, bool read) {
   const auto deadline = Clock::now() + timeout;
   const std::string id = joined(keys);
+  const auto keys_set = [&] { return s.on_command([&](c10d::Store& store) { return store.check(keys); }); };
   for (;;) {
     std::unique_lock<std::mutex> lock(s.mu);
     if (const auto it = s.waits.find(id); it != s.waits.end()) {
@@ -127,14 +128,14 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
       lock.unlock();
       bool set = false;
       try {
-        set = s.on_command([&](c10d::Store& store) { return store.check(keys); });
+        set = keys_set();
       } catch (const std::exception&) {
       }
       if (set) return std::nullopt;
       throw std::runtime_error(shared->error);
     }
     lock.unlock();
-    if (s.on_command([&](c10d::Store& store) { return store.check(keys); })) return std::nullopt;
+    if (keys_set()) return std::nullopt;
     lock.lock();
     // Another rank began that wait meanwhile: join it.
     if (s.waits.count(id)) continue;
