@@ -5,6 +5,7 @@
 function(ddp_contract_library name)
   set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
   add_library(${name} STATIC
+    ${dir}/src/gap.cpp
     ${dir}/src/human_text.cpp
     ${dir}/src/local_host.cpp
     ${dir}/src/names.cpp

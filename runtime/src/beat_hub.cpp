@@ -126,6 +126,15 @@ std::string BeatHub::describe(const std::vector<int>& ranks, std::size_t named, 
   return who + " " + what;
 }
 
+void BeatHub::discount(std::chrono::milliseconds gap) {
+  if (gap <= std::chrono::milliseconds(0)) return;
+  for (Rank& r : ranks_)
+    if (r.ever) r.last += gap;
+  start_ += gap;
+  census_began_ += gap;
+  census_heard_at_ += gap;
+}
+
 BeatAnswer BeatHub::answer_for(std::uint32_t rank, std::uint64_t token) const {
   BeatAnswer a;
   a.token = token;

@@ -17,6 +17,8 @@
 // - A rank never heard is never judged: its datagrams may be filtered on the way (a warning
 //   says so, once), and then only its collectives' own errors speak for it.
 // - The first verdict stands; every answer carries it.
+// - Time rank 0's own watch did not run (a suspended job, a stopped or starved rank 0) is nobody's
+//   silence: its socket dropped what came meanwhile.
 // Each beat costs O(1), each look O(R) in memory already held: nothing grows with R per rank.
 #pragma once
 
@@ -42,6 +44,9 @@ class BeatHub {
   // Begins and ends censuses and finds silent ranks. Often: a few times an interval.
   void look(Clock::time_point now);
   BeatAnswer answer_for(std::uint32_t rank, std::uint64_t token) const;
+  // Rank 0's watch did not run for `gap` (gap.hpp: the job suspended, rank 0 stopped or starved):
+  // nobody's silence during it counts, and an open census' clock stood still with it.
+  void discount(std::chrono::milliseconds gap);
 
   const std::optional<std::string>& verdict() const { return verdict_; }
   // Ranks other than 0 that said they read the verdict.

@@ -87,6 +87,11 @@ PeerWatch::PeerWatch(Rendezvous& met, PeerWatchOptions options)
                   std::to_string(port) + "): " + *why);
   }
   next_look_ = suspects_at_ = started_;
+  // run() wakes at least once an interval (rank 0's four times): a wake more than two intervals
+  // after the one before is a gap. Shorter delays lose no beat that matters (the socket keeps
+  // them, and a rank is silent only after several), and discounting them would slow every
+  // judgement of a rank 0 that is merely busy.
+  gaps_ = GapDetector(options_.interval + milliseconds(1));
   if (!hub_) first_contact();
   // The ranks' beats spread over the interval rather than arriving at rank 0 all at once.
   next_beat_ = Clock::now() + spread(options_.interval, 0);
@@ -308,6 +313,9 @@ void PeerWatch::run() {
     const auto wait = std::chrono::duration_cast<milliseconds>(wake - now).count();
     (void)::poll(&p, 1, static_cast<int>(std::max<long long>(wait, 0) + 1));
     now = Clock::now();
+    // Before the beats that came meanwhile are read: they are stamped now, the ones the socket
+    // dropped are not.
+    discount(gaps_.update(now, boot_clock_ns()));
     if (hub_) {
       serve(now);
       unwedge_store(now);
@@ -409,6 +417,19 @@ void PeerWatch::judge_rank0(Clock::time_point now) {
     return;
   }
   if (now - started_ > options_.peer_timeout) warn_unanswered(now, "got no answer");
+}
+
+// Suspended with the job (every rank's watch stopped too), stopped or starved: the time away is
+// nobody's silence, rank 0's to a rank, every rank's to rank 0. A rank that stays silent after it
+// is found a peer time-out later, as ever.
+void PeerWatch::discount(milliseconds gap) {
+  if (gap <= milliseconds(0)) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  started_ += gap;
+  if (hub_)
+    hub_->discount(gap);
+  else
+    answered_at_ += gap;
 }
 
 void PeerWatch::end_if_past_grace(Clock::time_point now) {

@@ -24,6 +24,7 @@
 
 #include "beat_hub.hpp"
 #include "beat_wire.hpp"
+#include "gap.hpp"
 #include "ddp/context.hpp"
 #include "ddp/rendezvous.hpp"
 #include "store_wedge.hpp"
@@ -92,6 +93,7 @@ class PeerWatch {
   void wait_recorded(std::chrono::milliseconds at_most);
   void unwedge_store(Clock::time_point now);  // rank 0
   void end_if_past_grace(Clock::time_point now);
+  void discount(std::chrono::milliseconds gap);  // this watch did not run for `gap` (gap.hpp)
   std::string rank0_lost(const std::string& detail) const;
   void serve_verdict();
 
@@ -102,10 +104,10 @@ class PeerWatch {
   std::uint64_t token_ = 0;
   net::Udp udp_;
   std::optional<BeatHub> hub_;  // rank 0's
-  Clock::time_point started_;
 
   std::mutex mutex_;  // guards the fields below (and hub_)
   std::condition_variable changed_;
+  Clock::time_point started_;  // moved on by a gap (discount())
   bool stop_ = false;
   bool finished_ = false;
   bool left_ = false;
@@ -130,6 +132,7 @@ class PeerWatch {
   // Rank 0's guard: reads on the store's connections seen at suspects_at_ (store_wedge.hpp).
   std::vector<StoreRead> suspects_;
   Clock::time_point suspects_at_;
+  GapDetector gaps_{std::chrono::milliseconds(0)};  // the watch's thread alone
   std::thread thread_;
 };
 

@@ -180,6 +180,42 @@ TEST(BeatHub, ARankAskingDuringACensusGetsANewOne) {
   EXPECT_TRUE(h.hub.answer_for(3, kToken).census_open);
 }
 
+// Rank 0's watch away for a minute (the job suspended and resumed, rank 0 stopped or starved): its
+// socket dropped the beats that came meanwhile, and nobody was silent but rank 0 itself.
+TEST(BeatHub, TimeRank0DidNotRunIsNobodysSilence) {
+  Hub h(8);
+  h.beat(h.all_but({}));
+  h.pass(seconds(2), h.all_but({}));
+  // Its loop wakes 60 s late: the gap (gap.hpp) is what lies beyond its longest sleep.
+  h.t += seconds(60);
+  h.hub.discount(seconds(60) - milliseconds(250));
+  h.hub.look(h.t);
+  EXPECT_FALSE(h.hub.verdict()) << *h.hub.verdict();
+  h.pass(seconds(30), h.all_but({}));
+  EXPECT_FALSE(h.hub.verdict());
+  // A rank still silent after it is found a peer time-out later, as ever.
+  h.pass(seconds(9), h.all_but({5}));
+  EXPECT_FALSE(h.hub.verdict());
+  h.pass(seconds(3), h.all_but({5}));
+  ASSERT_TRUE(h.hub.verdict());
+  EXPECT_EQ(h.hub.verdict()->rfind("rank 5 of 8 (on n1) stopped responding", 0), 0u) << *h.hub.verdict();
+}
+
+TEST(BeatHub, ACensusOpenWhileRank0DidNotRunWaitsForTheAnswersAfterIt) {
+  Hub h(8);
+  h.beat(h.all_but({}));
+  h.beat({1}, RankState::Failed, 1);
+  h.hub.look(h.t);  // census 1 open; rank 0 stops before anyone answers
+  h.t += seconds(30);
+  h.hub.discount(seconds(30) - milliseconds(250));
+  h.hub.look(h.t);
+  EXPECT_FALSE(h.hub.verdict()) << "nobody could answer while rank 0 was away: " << *h.hub.verdict();
+  h.beat(h.all_but({}));
+  h.hub.look(h.t);
+  EXPECT_FALSE(h.hub.verdict());
+  EXPECT_EQ(h.hub.answer_for(1, kToken).clear, 1u);
+}
+
 TEST(BeatHub, TheFirstVerdictStands) {
   Hub h(8, seconds(5));
   h.beat(h.all_but({}));

@@ -132,6 +132,24 @@ int end_apart(const ddp::Context& ctx) {
   return 0;
 }
 
+// Collectives for `seconds` (of the clock, stops included) after saying "running", then a clean
+// end: the test stops and resumes the whole job meanwhile, as scontrol suspend does.
+int suspended(const ddp::Context& ctx, int seconds) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  group->barrier();
+  std::printf("rank %d running\n", ctx.rank);
+  std::fflush(stdout);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    auto t = torch::ones({1000});
+    group->allreduce_sum(t, "steps").wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  group->shutdown();
+  std::printf("rank %d done\n", ctx.rank);
+  return 0;
+}
+
 // The rendezvous alone: texts gathered, broadcast and scattered through the store, no backend.
 // With `absent` >= 0, that rank meets and then leaves without a word while the others exchange.
 int exchange(const ddp::Context& ctx, int absent) {
@@ -236,9 +254,10 @@ int main(int argc, char** argv) {
     if (scenario == "bench") return bench(ctx);
     if (scenario == "linger") return end_apart(ctx);
     if (scenario == "pipes") return pipes(ctx);
+    if (scenario == "suspended" && argc > 2) return suspended(ctx, std::atoi(argv[2]));
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange [ABSENT_RANK] | bench | linger | pipes | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange [ABSENT_RANK] | bench | linger | pipes | suspended SECONDS | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

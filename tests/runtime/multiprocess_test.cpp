@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -438,6 +439,34 @@ TEST(PeerWatch, RanksEndingAtDifferentTimesAreNotLost) {
   for (const auto& res : collect(workers)) {
     EXPECT_EQ(res.status, 0) << res.output;
     EXPECT_NE(res.output.find(" done"), std::string::npos) << res.output;
+  }
+}
+
+// The whole job suspended for four peer time-outs and resumed (scontrol suspend and resume, gang
+// scheduling: every process gets SIGSTOP, then SIGCONT): every rank's watch was away too, so
+// nobody is lost, and the job goes on to its end.
+TEST(PeerWatch, AJobSuspendedAndResumedGoesOn) {
+  const int port = free_port();
+  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "1"}};
+  std::vector<Worker> workers;
+  for (int r = 0; r < 3; ++r) workers.push_back(spawn(r, 3, "127.0.0.1", port, {"suspended", "12"}, env));
+  const auto running = [](const Worker& w) {
+    std::ifstream in(w.log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find(" running") != std::string::npos;
+  };
+  for (int i = 0; i < 400 && !std::all_of(workers.begin(), workers.end(), running); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(std::all_of(workers.begin(), workers.end(), running));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (const auto& w : workers) kill(w.pid, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  for (const auto& w : workers) kill(w.pid, SIGCONT);
+  for (const auto& res : collect(workers, 60)) {
+    EXPECT_EQ(res.status, 0) << res.output;
+    EXPECT_NE(res.output.find(" done"), std::string::npos) << res.output;
+    EXPECT_EQ(res.output.find("stopped responding"), std::string::npos) << res.output;
+    EXPECT_EQ(res.output.find("lost contact"), std::string::npos) << res.output;
   }
 }
 

@@ -7,14 +7,14 @@
 #include <ctime>
 #include <tuple>
 
+#include "gap.hpp"
+
 namespace ddp::watch {
 
 Now Now::read() {
-  timespec ts{}, boot{};
+  timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  clock_gettime(CLOCK_BOOTTIME, &boot);
-  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
-          static_cast<std::int64_t>(boot.tv_sec) * 1000000000 + boot.tv_nsec};
+  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec, boot_clock_ns()};
 }
 
 bool ended_on_request(int wait_status, bool step_signalled) {

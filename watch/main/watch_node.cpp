@@ -472,7 +472,7 @@ void WatchNode::discount(Ms gap) {
 int WatchNode::run() {
   for (;;) {
     Now now = Now::read();
-    discount(gaps_.update(now));
+    discount(gaps_.update(now.mono, now.boot_ns));
     read_control(now);
     if (network_) read_network(now);
     tick(now);
