@@ -293,6 +293,8 @@ void PeerWatch::serve_verdict() {
 }
 
 void PeerWatch::run() {
+  // From the start: a job suspended during the first wait is a gap too.
+  (void)gaps_.update(Clock::now(), boot_clock_ns());
   for (;;) {
     auto now = Clock::now();
     Clock::time_point wake;
