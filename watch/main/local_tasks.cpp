@@ -71,6 +71,14 @@ void LocalTasks::discount(Ms gap) {
   for (LocalTask& t : tasks_) t.clock.discount(gap);
 }
 
+void LocalTasks::judge_again(unsigned global) {
+  for (LocalTask& t : tasks_)
+    if (t.global == global) {
+      t.clock = FrozenClock();
+      t.frozen_said = false;
+    }
+}
+
 bool LocalTasks::send(LocalTask& t, int sig) {
   if (t.pidfd >= 0) return monitor::signal_pidfd(t.pidfd, sig);
   // Kernels without pidfds (before 5.3): the pid, if it still names the task.

@@ -48,6 +48,8 @@ class LocalTasks {
   std::vector<FrozenTask> frozen(Clock::time_point now, Ms timeout, Ms hung_timeout);
   // The watch did not run for GAP: no task's stop or hang during it counts.
   void discount(Ms gap);
+  // The rank's stop was its job's suspension: its clock starts again, and it may be found again.
+  void judge_again(unsigned global);
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).
   void signal_running(int sig);
   bool any_running() const;

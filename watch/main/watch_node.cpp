@@ -15,6 +15,7 @@
 #include "error_file.hpp"
 #include "parse.hpp"
 #include "slurm_end_step.hpp"
+#include "slurm_job_suspended.hpp"
 #include "retry.hpp"
 #include "slurm_requeue.hpp"
 #include "verdict_text.hpp"
@@ -26,6 +27,10 @@ constexpr const char* kPrefix = "spank_ddp: ";
 
 // The loop wakes at least this often, so that a gap (gap.hpp) shows.
 constexpr Ms kLongestSleep{1000};
+// slurmctld's answer to "is the job suspended?" (slurm_job_suspended.hpp), looked for this often;
+// without one this soon, stopped ranks are judged as before.
+constexpr Ms kSuspendedLook{100};
+constexpr Ms kSuspendedWithin{10000};
 
 Ms clamp_ms(Ms v, Ms lo, Ms hi) { return std::min(std::max(v, lo), hi); }
 
@@ -375,9 +380,13 @@ void WatchNode::tick(Now now) {
         f.rank = ft.global;
         f.seconds = ft.seconds;
         f.at_ns = now.wall_ns;
-        failed_here(std::move(f), now);
+        if (f.how == How::Stopped && args_.job != 0)
+          stopped_held_.push_back(std::move(f));
+        else
+          failed_here(std::move(f), now);
       }
   }
+  settle_stopped(now);
   // Once Slurm ends the step, its KillWait says when SIGKILL comes, not the watch's grace.
   if (ending_ && !killed_ && now.mono >= kill_at_ && !end_requested()) {
     killed_ = true;
@@ -451,6 +460,7 @@ bool WatchNode::may_leave(Now now) const {
 
 Clock::time_point WatchNode::next_wake(Now now) const {
   Clock::time_point wake = next_look_;
+  if (suspended_question_) wake = std::min(wake, now.mono + kSuspendedLook);
   if (ending_ && !killed_ && !end_requested()) wake = std::min(wake, kill_at_);
   if (judge_) wake = std::min(wake, judge_->next_check(now));
   if (end_again_at_) wake = std::min(wake, *end_again_at_);
@@ -458,6 +468,39 @@ Clock::time_point WatchNode::next_wake(Now now) const {
   if (member_ && network_) wake = std::min(wake, member_->next_event(now));
   if (stepd_gone_) wake = std::min(wake, stepd_gone_at_ + times_.linger);
   return wake;
+}
+
+// Ranks found stopped wait for slurmctld's word on the job: Slurm stops a suspended job's ranks
+// (scontrol suspend, gang scheduling), and they are not frozen while it holds the job suspended.
+// Their clocks start again, and a rank still stopped a time-out later is asked about again. An
+// answer that does not come, or says nothing, judges them as before.
+void WatchNode::settle_stopped(Now now) {
+  if (stopped_held_.empty() || ending_) return;
+  if (!suspended_question_) {
+    suspended_question_ = ask_whether_suspended(args_.job);
+    suspended_asked_at_ = now.mono;
+    if (!suspended_question_) return release_stopped(now);
+  }
+  char answer = 0;
+  const ssize_t n = ::read(suspended_question_->fd, &answer, 1);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+    if (now.mono - suspended_asked_at_ < kSuspendedWithin) return;
+    ::kill(suspended_question_->pid, SIGKILL);  // its pipe is open: it has not ended
+  }
+  ::close(suspended_question_->fd);
+  suspended_question_.reset();
+  if (n == 1 && answer == '1') {
+    for (const Failure& f : stopped_held_) tasks_.judge_again(f.rank);
+    stopped_held_.clear();
+    return;
+  }
+  release_stopped(now);
+}
+
+void WatchNode::release_stopped(Now now) {
+  std::vector<Failure> held;
+  held.swap(stopped_held_);
+  for (Failure& f : held) failed_here(std::move(f), now);
 }
 
 // Suspended with the job, or the node: the time away is nobody's silence (gap.hpp).

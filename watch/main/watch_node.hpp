@@ -17,6 +17,7 @@
 #include "judge.hpp"
 #include "local_tasks.hpp"
 #include "member.hpp"
+#include "slurm_job_suspended.hpp"
 #include "udp.hpp"
 #include "verdict_text.hpp"
 #include "watch_args.hpp"
@@ -45,6 +46,8 @@ class WatchNode {
   void on_member_datagram(const Datagram& d, Now now);
   void tick(Now now);
   void discount(Ms gap);
+  void settle_stopped(Now now);
+  void release_stopped(Now now);
   void retry_without_failed_node(const Verdict& v);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);
@@ -82,6 +85,10 @@ class WatchNode {
   std::optional<std::uint64_t> done_id_;
 
   std::vector<Failure> failures_here_;
+  // Ranks found stopped, held while slurmctld says whether the job is suspended.
+  std::vector<Failure> stopped_held_;
+  std::optional<SuspendedQuestion> suspended_question_;
+  Clock::time_point suspended_asked_at_{};
   bool ending_ = false;
   bool verdict_said_ = false;
   bool killed_ = false;

@@ -1,0 +1,48 @@
+#include "slurm_job_suspended.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "slurm_library.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace ddp::watch {
+
+std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t child = ::fork();  // reaped by SIGCHLD=SIG_IGN
+  if (child < 0) {
+    ::close(ends[0]);
+    ::close(ends[1]);
+    return std::nullopt;
+  }
+  if (child == 0) {
+    ::close(ends[0]);
+    // libslurm's own complaints (no slurm.conf, slurmctld down) are not the job's business: the
+    // watch then judges as it would without asking.
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDERR_FILENO);
+    SlurmLibrary slurm;
+    auto load = slurm.get<decltype(&slurm_load_job)>("slurm_load_job");
+    auto free_info = slurm.get<decltype(&slurm_free_job_info_msg)>("slurm_free_job_info_msg");
+    job_info_msg_t* info = nullptr;
+    if (!slurm.ok() || !load || !free_info || load(&info, job, SHOW_ALL) != 0 || !info) ::_exit(1);
+    bool suspended = false;
+    for (std::uint32_t i = 0; i < info->record_count; ++i)
+      if (info->job_array[i].job_id == job && (info->job_array[i].job_state & JOB_STATE_BASE) == JOB_SUSPENDED)
+        suspended = true;
+    free_info(info);
+    const char answer = suspended ? '1' : '0';
+    (void)!::write(ends[1], &answer, 1);
+    ::_exit(0);
+  }
+  ::close(ends[1]);
+  ::fcntl(ends[0], F_SETFL, ::fcntl(ends[0], F_GETFL) | O_NONBLOCK);
+  return SuspendedQuestion{child, ends[0]};
+}
+
+}  // namespace ddp::watch
