@@ -1,6 +1,6 @@
 // Time a watching loop did not run: its process stopped with the job (scontrol suspend, gang
-// scheduling: every process of the step gets SIGSTOP), its cgroup frozen, the node suspended
-// (CLOCK_MONOTONIC stands still then, CLOCK_BOOTTIME does not), or the loop starved of CPU. After
+// scheduling: every process of the step gets SIGSTOP), its cgroup frozen, or the loop starved of
+// CPU. After
 // such a gap every peer's timer would say "silent for longer than the time-out", though nothing
 // was wrong but the pause. So each loop asks after every wake how long it was away beyond what it
 // meant to sleep, and discounts that time: silence while the watcher itself was away is nobody's.
@@ -8,17 +8,17 @@
 // silence this way.
 //
 // A gap is a wake more than twice the loop's longest sleep after the one before (the loop wakes
-// at least once per `longest_sleep`), or the boot clock running ahead of the monotonic one.
-// Pure: the tests drive it with made-up times.
+// at least once per `longest_sleep`), on the monotonic clock every timer of the watches runs on.
+// A suspended node needs nothing: that clock stands still meanwhile, so no timer saw the time
+// (counting it, from the boot clock, moved the timers past the present and delayed every
+// judgement after the resume by the suspension's length). Pure: the tests drive it with made-up
+// times.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 
 namespace ddp {
-
-// CLOCK_BOOTTIME in nanoseconds: it runs on while the node is suspended.
-std::int64_t boot_clock_ns();
 
 class GapDetector {
  public:
@@ -27,14 +27,13 @@ class GapDetector {
 
   explicit GapDetector(Ms longest_sleep) : longest_(longest_sleep) {}
   // The time lost since the previous call: 0 normally; for a gap, the time beyond the longest
-  // sleep plus the time the node was suspended. The first call is never a gap.
-  Ms update(Clock::time_point mono, std::int64_t boot_ns);
+  // sleep. The first call is never a gap.
+  Ms update(Clock::time_point now);
 
  private:
   Ms longest_;
   bool started_ = false;
-  Clock::time_point mono_{};
-  std::int64_t boot_ns_ = 0;
+  Clock::time_point last_{};
 };
 
 }  // namespace ddp

@@ -294,7 +294,7 @@ void PeerWatch::serve_verdict() {
 
 void PeerWatch::run() {
   // From the start: a job suspended during the first wait is a gap too.
-  (void)gaps_.update(Clock::now(), boot_clock_ns());
+  (void)gaps_.update(Clock::now());
   for (;;) {
     auto now = Clock::now();
     Clock::time_point wake;
@@ -317,7 +317,7 @@ void PeerWatch::run() {
     now = Clock::now();
     // Before the beats that came meanwhile are read: they are stamped now, the ones the socket
     // dropped are not.
-    discount(gaps_.update(now, boot_clock_ns()));
+    discount(gaps_.update(now));
     if (hub_) {
       serve(now);
       unwedge_store(now);

@@ -24,6 +24,7 @@ s.listen()
 print("squatting", flush=True)
 time.sleep(60)' >"$WORK/squatter.out" 2>&1 & squatter=\$!
 for _ in \$(seq 100); do grep -q squatting "$WORK/squatter.out" 2>/dev/null && break; sleep 0.1; done
+grep -q squatting "$WORK/squatter.out" || echo "the squatter did not start: \$(cat "$WORK/squatter.out")"
 srun --ddp-port=$port $worker meet; echo "rc taken=\$?"
 kill \$squatter; wait \$squatter 2>/dev/null
 srun --ddp-port=$port $worker meet; echo "rc freed=\$?"
@@ -39,6 +40,7 @@ for step in first second freed; do
 done
 [ "$(grep -c 'met 4 ranks, mean rank 1.50' <<<"$out")" = 12 ] ||
   fail "expected every rank of the first, second and last steps to meet: $out"
+grep -q 'the squatter did not start' <<<"$out" && fail "n2's relay name could not be taken first: $out"
 grep -q '^rc taken=0' <<<"$out" && fail "the step whose relay name was taken succeeded: $out"
 expect_contains "$out" "this node's leader could not open the store relay (DDP_STORE_RELAY) under the name @$name: Address already in use" \
   "the leader names the relay"

@@ -442,14 +442,14 @@ TEST(PeerWatch, RanksEndingAtDifferentTimesAreNotLost) {
   }
 }
 
-// The whole job suspended for four peer time-outs and resumed (scontrol suspend and resume, gang
+// The whole job suspended for three peer time-outs and resumed (scontrol suspend and resume, gang
 // scheduling: every process gets SIGSTOP, then SIGCONT): every rank's watch was away too, so
 // nobody is lost, and the job goes on to its end.
 TEST(PeerWatch, AJobSuspendedAndResumedGoesOn) {
   const int port = free_port();
-  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "1"}};
+  const std::map<std::string, std::string> env{{"DDP_PEER_TIMEOUT", "2"}};
   std::vector<Worker> workers;
-  for (int r = 0; r < 3; ++r) workers.push_back(spawn(r, 3, "127.0.0.1", port, {"suspended", "12"}, env));
+  for (int r = 0; r < 3; ++r) workers.push_back(spawn(r, 3, "127.0.0.1", port, {"suspended", "14"}, env));
   const auto running = [](const Worker& w) {
     std::ifstream in(w.log);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -460,7 +460,7 @@ TEST(PeerWatch, AJobSuspendedAndResumedGoesOn) {
   ASSERT_TRUE(std::all_of(workers.begin(), workers.end(), running));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   for (const auto& w : workers) kill(w.pid, SIGSTOP);
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  std::this_thread::sleep_for(std::chrono::seconds(6));
   for (const auto& w : workers) kill(w.pid, SIGCONT);
   for (const auto& res : collect(workers, 60)) {
     EXPECT_EQ(res.status, 0) << res.output;

@@ -10,7 +10,6 @@ inline Now at(double s) {
   n.mono = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(1000 + s)));
   n.wall_ns = static_cast<std::int64_t>((1700000000 + s) * 1e9);
-  n.boot_ns = static_cast<std::int64_t>((1000 + s) * 1e9);
   return n;
 }
 

@@ -7,14 +7,12 @@
 #include <ctime>
 #include <tuple>
 
-#include "gap.hpp"
-
 namespace ddp::watch {
 
 Now Now::read() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec, boot_clock_ns()};
+  return {Clock::now(), static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec};
 }
 
 bool ended_on_request(int wait_status, bool step_signalled) {

@@ -15,13 +15,12 @@ namespace ddp::watch {
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;
 
-// The clocks at one instant: timers run on the monotonic one, failures seen on different nodes
-// are ordered by the wall clock (the nodes' clocks agree to NTP's milliseconds), and the boot
-// clock (CLOCK_BOOTTIME) shows a node's suspension (gap.hpp).
+// The clocks at one instant: timers run on the monotonic one (which stands still while the node
+// is suspended, gap.hpp), failures seen on different nodes are ordered by the wall clock (the
+// nodes' clocks agree to NTP's milliseconds).
 struct Now {
   Clock::time_point mono;
   std::int64_t wall_ns = 0;
-  std::int64_t boot_ns = 0;
   static Now read();
 };
 

@@ -71,6 +71,15 @@ void LocalTasks::discount(Ms gap) {
   for (LocalTask& t : tasks_) t.clock.discount(gap);
 }
 
+bool LocalTasks::stopped(unsigned global) const {
+  for (const LocalTask& t : tasks_)
+    if (t.global == global && !t.ended) {
+      const auto sample = sample_task(proc_, t.pid);
+      return sample && sample->state == 'T';
+    }
+  return false;
+}
+
 void LocalTasks::judge_again(unsigned global) {
   for (LocalTask& t : tasks_)
     if (t.global == global) {

@@ -50,6 +50,8 @@ class LocalTasks {
   void discount(Ms gap);
   // The rank's stop was its job's suspension: its clock starts again, and it may be found again.
   void judge_again(unsigned global);
+  // Whether the rank is in state T now.
+  bool stopped(unsigned global) const;
   // Sends SIG to every task still running (stopped ones get SIGKILL: nothing else reaches them).
   void signal_running(int sig);
   bool any_running() const;

@@ -473,9 +473,16 @@ Clock::time_point WatchNode::next_wake(Now now) const {
 // Ranks found stopped wait for slurmctld's word on the job: Slurm stops a suspended job's ranks
 // (scontrol suspend, gang scheduling), and they are not frozen while it holds the job suspended.
 // Their clocks start again, and a rank still stopped a time-out later is asked about again. An
-// answer that does not come, or says nothing, judges them as before.
+// answer that does not come, or says nothing, judges them as before, those still stopped then: a
+// resume may have come while slurmctld answered.
 void WatchNode::settle_stopped(Now now) {
-  if (stopped_held_.empty() || ending_) return;
+  if (stopped_held_.empty()) return;
+  if (ending_ || end_requested()) {
+    // The step ends anyway, its stopped ranks with it (SIGKILL), and its verdict is out.
+    if (suspended_question_) forget_question(true);
+    stopped_held_.clear();
+    return;
+  }
   if (!suspended_question_) {
     suspended_question_ = ask_whether_suspended(args_.job);
     suspended_asked_at_ = now.mono;
@@ -483,12 +490,9 @@ void WatchNode::settle_stopped(Now now) {
   }
   char answer = 0;
   const ssize_t n = ::read(suspended_question_->fd, &answer, 1);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-    if (now.mono - suspended_asked_at_ < kSuspendedWithin) return;
-    ::kill(suspended_question_->pid, SIGKILL);  // its pipe is open: it has not ended
-  }
-  ::close(suspended_question_->fd);
-  suspended_question_.reset();
+  const bool waiting = n < 0 && (errno == EAGAIN || errno == EINTR);
+  if (waiting && now.mono - suspended_asked_at_ < kSuspendedWithin) return;
+  forget_question(waiting);
   if (n == 1 && answer == '1') {
     for (const Failure& f : stopped_held_) tasks_.judge_again(f.rank);
     stopped_held_.clear();
@@ -497,16 +501,28 @@ void WatchNode::settle_stopped(Now now) {
   release_stopped(now);
 }
 
+void WatchNode::forget_question(bool end_it) {
+  if (end_it) ::kill(suspended_question_->pid, SIGKILL);  // its pipe is open: it has not ended
+  ::close(suspended_question_->fd);
+  suspended_question_.reset();
+}
+
 void WatchNode::release_stopped(Now now) {
   std::vector<Failure> held;
   held.swap(stopped_held_);
-  for (Failure& f : held) failed_here(std::move(f), now);
+  for (Failure& f : held) {
+    if (tasks_.stopped(f.rank))
+      failed_here(std::move(f), now);
+    else
+      tasks_.judge_again(f.rank);
+  }
 }
 
 // Suspended with the job, or the node: the time away is nobody's silence (gap.hpp).
 void WatchNode::discount(Ms gap) {
   if (gap <= Ms(0)) return;
   started_ += gap;
+  suspended_asked_at_ += gap;
   tasks_.discount(gap);
   if (judge_) judge_->discount(gap);
   if (member_) member_->discount(gap);
@@ -515,7 +531,7 @@ void WatchNode::discount(Ms gap) {
 int WatchNode::run() {
   for (;;) {
     Now now = Now::read();
-    discount(gaps_.update(now.mono, now.boot_ns));
+    discount(gaps_.update(now.mono));
     read_control(now);
     if (network_) read_network(now);
     tick(now);

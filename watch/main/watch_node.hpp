@@ -48,6 +48,7 @@ class WatchNode {
   void discount(Ms gap);
   void settle_stopped(Now now);
   void release_stopped(Now now);
+  void forget_question(bool end_it);
   void retry_without_failed_node(const Verdict& v);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);

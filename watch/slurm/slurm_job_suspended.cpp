@@ -1,6 +1,8 @@
 #include "slurm_job_suspended.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "slurm_library.hpp"
@@ -10,10 +12,16 @@ extern "C" {
 }
 
 namespace ddp::watch {
+namespace {
+
+constexpr int kAnswerFd = 3;
+
+}  // namespace
 
 std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t watch = ::getpid();
   const pid_t child = ::fork();  // reaped by SIGCHLD=SIG_IGN
   if (child < 0) {
     ::close(ends[0]);
@@ -21,7 +29,12 @@ std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
     return std::nullopt;
   }
   if (child == 0) {
-    ::close(ends[0]);
+    // Nothing of the watch's (its UDP port, its channel to slurmstepd, the tasks' pidfds) stays
+    // open in a child that slurmctld may keep waiting, and the child ends with the watch.
+    if (::dup2(ends[1], kAnswerFd) < 0) ::_exit(1);
+    (void)::close_range(kAnswerFd + 1, ~0U, 0);
+    (void)::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != watch) ::_exit(1);
     // libslurm's own complaints (no slurm.conf, slurmctld down) are not the job's business: the
     // watch then judges as it would without asking.
     const int null = ::open("/dev/null", O_WRONLY);
@@ -37,7 +50,7 @@ std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
         suspended = true;
     free_info(info);
     const char answer = suspended ? '1' : '0';
-    (void)!::write(ends[1], &answer, 1);
+    (void)!::write(kAnswerFd, &answer, 1);
     ::_exit(0);
   }
   ::close(ends[1]);
