@@ -16,6 +16,23 @@ namespace {
 
 constexpr int kAnswerFd = 3;
 
+// The job for slurm_load_job, whose id argument was a job id and became a step id (Slurm 26.05);
+// the header this is built with decides which conversion is used.
+class JobToLoad {
+ public:
+  explicit JobToLoad(std::uint32_t job) {
+    id_.job_id = job;
+    id_.step_id = NO_VAL;
+    id_.step_het_comp = NO_VAL;
+  }
+  operator std::uint32_t() const { return id_.job_id; }
+  operator slurm_step_id_t() const { return id_; }
+  operator slurm_step_id_t*() { return &id_; }
+
+ private:
+  slurm_step_id_t id_{};
+};
+
 }  // namespace
 
 std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
@@ -43,7 +60,7 @@ std::optional<SuspendedQuestion> ask_whether_suspended(std::uint32_t job) {
     auto load = slurm.get<decltype(&slurm_load_job)>("slurm_load_job");
     auto free_info = slurm.get<decltype(&slurm_free_job_info_msg)>("slurm_free_job_info_msg");
     job_info_msg_t* info = nullptr;
-    if (!slurm.ok() || !load || !free_info || load(&info, job, SHOW_ALL) != 0 || !info) ::_exit(1);
+    if (!slurm.ok() || !load || !free_info || load(&info, JobToLoad(job), SHOW_ALL) != 0 || !info) ::_exit(1);
     bool suspended = false;
     for (std::uint32_t i = 0; i < info->record_count; ++i)
       if (info->job_array[i].job_id == job && (info->job_array[i].job_state & JOB_STATE_BASE) == JOB_SUSPENDED)
