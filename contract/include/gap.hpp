@@ -1,9 +1,9 @@
 // Time a watching loop did not run: its process stopped with the job (scontrol suspend, gang
 // scheduling: every process of the step gets SIGSTOP), its cgroup frozen, or the loop starved of
-// CPU. After
-// such a gap every peer's timer would say "silent for longer than the time-out", though nothing
-// was wrong but the pause. So each loop asks after every wake how long it was away beyond what it
-// meant to sleep, and discounts that time: silence while the watcher itself was away is nobody's.
+// CPU. After such a gap every peer's timer would say "silent for longer than the time-out", though
+// nothing was wrong but the pause. So each loop asks after every wake how long it was away beyond
+// what it meant to sleep, and discounts that time: silence while the watcher itself was away is
+// nobody's.
 // The failure watch (watch/) and libddp's heartbeat (runtime/src/peer_watch.hpp) both judge
 // silence this way.
 //

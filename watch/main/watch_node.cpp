@@ -518,7 +518,7 @@ void WatchNode::release_stopped(Now now) {
   }
 }
 
-// Suspended with the job, or the node: the time away is nobody's silence (gap.hpp).
+// Stopped or frozen with the job: the time away is nobody's silence (gap.hpp).
 void WatchNode::discount(Ms gap) {
   if (gap <= Ms(0)) return;
   started_ += gap;
