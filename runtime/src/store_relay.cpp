@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -68,6 +69,12 @@ struct StoreRelay::State {
   std::mutex command_mu;
   c10::intrusive_ptr<c10d::Store> command;
 
+  // Cleared once the leader's rendezvous failed or the relay ends: rank 0 may close its store at
+  // any moment then, and LibTorch 1.13's client spins a thread at full speed from its server's
+  // close until the client is destroyed (its callback thread polls a socket at end of file), so
+  // no connection to rank 0 is kept beyond the request it served.
+  std::atomic<bool> keep_connections{true};
+
   // A request that failed may leave an answer due on the connection (LibTorch 1.13 answers a
   // timed-out wait later), which the next request would read as its own: the next one gets a
   // new connection.
@@ -76,11 +83,29 @@ struct StoreRelay::State {
     std::lock_guard<std::mutex> hold(command_mu);
     if (!command) command = connect();
     try {
+      struct CloseUnlessKept {
+        State& s;
+        ~CloseUnlessKept() {
+          if (!s.keep_connections) s.command.reset();
+        }
+      } after{*this};
       return call(*command);
     } catch (...) {
       command.reset();
       throw;
     }
+  }
+
+  // Closes the connections to rank 0 no request holds now; one in use closes after its request.
+  void let_go_of_idle_connections() {
+    keep_connections = false;
+    std::vector<c10::intrusive_ptr<c10d::Store>> idle;
+    {
+      std::lock_guard<std::mutex> hold(mu);
+      idle.swap(idle_waiters);
+    }
+    std::unique_lock<std::mutex> hold(command_mu, std::try_to_lock);
+    if (hold.owns_lock()) command.reset();
   }
 };
 
@@ -175,7 +200,7 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
     mine->error = error;
     mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
     mine->value = value;
-    if (waiter) s.idle_waiters.push_back(waiter);
+    if (waiter && s.keep_connections) s.idle_waiters.push_back(waiter);
     s.changed.notify_all();
     lock.unlock();
     if (!error.empty()) throw std::runtime_error(error);
@@ -308,6 +333,7 @@ std::unique_ptr<StoreRelay> StoreRelay::listen(const std::string& name, Connect 
 
 void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most) {
   auto& s = *state_;
+  s.let_go_of_idle_connections();
   const auto start = Clock::now();
   const auto until = start + at_most;
   std::unique_lock<std::mutex> lock(s.mu);
@@ -317,6 +343,7 @@ void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::millisecond
 
 StoreRelay::~StoreRelay() {
   auto& s = *state_;
+  s.let_go_of_idle_connections();
   {
     std::lock_guard<std::mutex> hold(s.mu);
     s.stopping = true;

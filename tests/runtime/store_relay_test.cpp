@@ -30,11 +30,15 @@ namespace relay = ddp::detail::relay;
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
 
-// A leader's connection to rank 0 that counts the reads and waits the relay asks of it.
+// A leader's connection to rank 0 that counts the reads and waits the relay asks of it, and
+// whether it is open.
 struct CountingStore : c10d::TCPStore {
   CountingStore(const std::string& host, const c10d::TCPStoreOptions& options, std::atomic<int>& gets,
-                std::atomic<int>& waits)
-      : c10d::TCPStore(host, options), gets_(gets), waits_(waits) {}
+                std::atomic<int>& waits, std::atomic<int>& open)
+      : c10d::TCPStore(host, options), gets_(gets), waits_(waits), open_(open) {
+    ++open_;
+  }
+  ~CountingStore() override { --open_; }
   std::vector<std::uint8_t> get(const std::string& key) override {
     ++gets_;
     return c10d::TCPStore::get(key);
@@ -45,6 +49,7 @@ struct CountingStore : c10d::TCPStore {
   }
   std::atomic<int>& gets_;
   std::atomic<int>& waits_;
+  std::atomic<int>& open_;
 };
 
 // Rank 0's store, and the relay of a node whose leader connects to it, counting its connections
@@ -52,7 +57,7 @@ struct CountingStore : c10d::TCPStore {
 struct Node {
   int port = ddp::test::free_port();
   c10::intrusive_ptr<c10d::TCPStore> server;
-  std::atomic<int> upstream{0}, upstream_gets{0}, upstream_waits{0};
+  std::atomic<int> upstream{0}, upstream_gets{0}, upstream_waits{0}, upstream_open{0};
   std::string name = relay::socket_name("127.0.0.1", static_cast<std::uint16_t>(port), 7);
   std::unique_ptr<StoreRelay> relay;
 
@@ -60,7 +65,8 @@ struct Node {
     server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(true));
     relay = StoreRelay::listen(name, [this]() -> c10::intrusive_ptr<c10d::Store> {
       ++upstream;
-      return c10::make_intrusive<CountingStore>("127.0.0.1", options(false), upstream_gets, upstream_waits);
+      return c10::make_intrusive<CountingStore>("127.0.0.1", options(false), upstream_gets, upstream_waits,
+                                             upstream_open);
     });
   }
   c10d::TCPStoreOptions options(bool server_side) const {
@@ -176,6 +182,28 @@ TEST(StoreRelay, RanksWaitingForTheSameKeysShareOneWaitAtRankZero) {
   EXPECT_EQ(node.upstream.load(), 2);
   EXPECT_EQ(node.upstream_waits.load(), 1);
   EXPECT_EQ(node.upstream_gets.load(), 1);
+}
+
+// Once its own rendezvous failed, rank 0 may close its store at any moment, and a LibTorch 1.13
+// client then spins a thread at full speed until it is destroyed: a lingering relay keeps no
+// connection to rank 0 beyond the request it serves. (With one per leader spinning, 4,096
+// simulated ranks on 2 cores never ended.)
+TEST(StoreRelay, ALingeringRelayKeepsNoConnectionToRankZero) {
+  Node node;
+  auto relayed = node.rank();
+  relayed->set("k", bytes("v"));
+  auto verdict = std::async(std::launch::async, [&] { return text(relayed->get("verdict")); });
+  std::this_thread::sleep_for(200ms);
+  node.direct()->set("verdict", bytes("failed"));
+  EXPECT_EQ(verdict.get(), "failed");
+  EXPECT_EQ(node.upstream_open.load(), 2);  // the command connection, and the waiter kept for reuse
+  auto reading = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(100ms);
+    return text(relayed->get("k"));  // a rank that reads the failure while its leader lingers
+  });
+  node.relay->linger(400ms, 2s);
+  EXPECT_EQ(reading.get(), "v");
+  EXPECT_EQ(node.upstream_open.load(), 0);
 }
 
 // A leader that cannot reach rank 0 says why in libddp's own words, which its ranks end with as
