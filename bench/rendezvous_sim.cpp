@@ -23,8 +23,10 @@
 // Prints one line of key=value pairs; exits 1 when the rendezvous does not do what it must (not
 // for speed: bench/scale.sh judges the numbers), 2 when this machine cannot run that many.
 //
-//   - with --relay, each node's LOCAL_RANK 0 relays its node's store requests (DDP_STORE_RELAY).
-//   ddp-rendezvous-sim --ranks R [--preflight] [--relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+//   - with --relay, each node's LOCAL_RANK 0 relays its node's store requests (DDP_STORE_RELAY=1);
+//     with --no-relay, every rank reaches rank 0 itself (DDP_STORE_RELAY=0); with neither, libddp's
+//     default (relayed=1 or 0 in the line printed).
+//   ddp-rendezvous-sim --ranks R [--preflight] [--relay|--no-relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
 //                      [--watch kill|stop [--peer-timeout S]]
 #include <fcntl.h>
 #include <pthread.h>
@@ -71,7 +73,7 @@ struct Options {
   double timeout_s = 60;
   bool rank0 = false;  // this process is rank 0 (started by the harness)
   bool preflight = false;  // after meeting, ddp-preflight's exchange
-  bool relay = false;      // each node's leader relays its ranks' store requests (DDP_STORE_RELAY)
+  std::optional<bool> relay;  // DDP_STORE_RELAY: each node's leader relays its ranks' store requests
   std::string fault;  // --watch: "kill" or "stop" one rank once every rank's peer watch runs
   double peer_timeout_s = 10;
   int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
@@ -92,6 +94,7 @@ Options parse(int argc, char** argv) {
     if (a == "--rank0") { o.rank0 = true; continue; }
     if (a == "--preflight") { o.preflight = true; continue; }
     if (a == "--relay") { o.relay = true; continue; }
+    if (a == "--no-relay") { o.relay = false; continue; }
     if (a == "--clients" && i + 2 < argc) {
       o.clients_first = std::atoi(argv[i + 1]);
       o.clients_end = std::atoi(argv[i + 2]);
@@ -99,7 +102,7 @@ Options parse(int argc, char** argv) {
       continue;
     }
     if (v == nullptr)
-      cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--relay] [--missing RANK [--missing-count N]] "
+      cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--relay|--no-relay] [--missing RANK [--missing-count N]] "
              "[--watch kill|stop [--peer-timeout S]] [--timeout S] [--port P]");
     if (a == "--ranks") o.ranks = std::atoi(v);
     else if (a == "--missing") o.missing = std::atoi(v);
@@ -392,7 +395,7 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
                              std::to_string(o.missing_count)});
   }
   if (o.preflight) args.push_back("--preflight");
-  if (o.relay) args.push_back("--relay");
+  if (o.relay) args.push_back(*o.relay ? "--relay" : "--no-relay");
   if (!o.fault.empty()) args.insert(args.end(), {"--watch", o.fault, "--peer-timeout", std::to_string(o.peer_timeout_s)});
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argp;
@@ -733,7 +736,7 @@ int main(int argc, char** argv) {
   const std::string said = read_line(rank0_out);  // "met fds=N cpu=S" or "error TEXT"
 
   std::vector<std::string> problems;
-  std::printf("ranks=%d", o.ranks);
+  std::printf("ranks=%d relayed=%d", o.ranks, ddp::detail::relayed(context_of(o, 1)) ? 1 : 0);
   if (o.missing < 0) {
     if (said.rfind("met fds=", 0) != 0) problems.push_back("rank 0: " + said);
     for (const auto& e : errors) problems.push_back(std::to_string(failed) + " ranks failed, e.g.: " + e);

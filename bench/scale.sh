@@ -26,8 +26,8 @@
 # namespace and chroot), with that release's LibTorch and store server (sid: 2.14, one connection
 # per client), on this machine's cores:
 #   DDP_SCALE_ROOT=/var/cache/slurm-ddp-platform/sid bench/scale.sh 8192 /var/tmp/ddp-build
-# With DDP_STORE_RELAY=1, each simulated node's LOCAL_RANK 0 relays its node's store requests, as
-# libddp does under that variable (runtime/src/store_relay.hpp).
+# Each simulated node's LOCAL_RANK 0 relays its node's store requests as libddp does
+# (runtime/src/store_relay.hpp; relayed=1 in the line), unless DDP_STORE_RELAY=0.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MAX=${1:-8192}
@@ -39,8 +39,12 @@ IN_ROOT=${DDP_SCALE_ROOT:-}
 [ -z "$IN_ROOT" ] || [[ $BUILD == /* ]] ||
   { echo "with DDP_SCALE_ROOT, BUILD_DIR is a path inside that root, from its /: not $BUILD" >&2; exit 2; }
 [ -x "$IN_ROOT$SIM" ] || { echo "build ddp-rendezvous-sim first: cmake --build $BUILD --target ddp-rendezvous-sim${IN_ROOT:+ (inside $IN_ROOT)}" >&2; exit 2; }
-RELAY=()
-[ "${DDP_STORE_RELAY:-0}" != 1 ] || RELAY=(--relay)
+case ${DDP_STORE_RELAY:-} in
+  '') RELAY=() ;;
+  1) RELAY=(--relay) ;;
+  0) RELAY=(--no-relay) ;;
+  *) echo "DDP_STORE_RELAY=$DDP_STORE_RELAY: use 1, 0, or unset it (libddp's default)" >&2; exit 2 ;;
+esac
 sim() {
   set -- "$@" "${RELAY[@]}"
   if [ -z "$IN_ROOT" ]; then "$SIM" "$@"; return; fi
@@ -66,6 +70,7 @@ for R in 64 512 4096 8192; do
   t=$(field rendezvous_s "$met")
   fds=$(field rank0_fds "$met")
   cpu=$(field rank0_cpu_s "$met")
+  relayed=$(field relayed "$met")
   wait_s=$("$PY" -c "import math,sys; print(max(5, math.ceil(3 * float(sys.argv[1]) + 3)))" "$t")
   checked=$(sim --ranks "$R" --preflight --timeout 300 2>"$ERRORS") ||
     { cat "$ERRORS" >&2; echo "FAIL: the preflight exchange of $R ranks: $checked" >&2; exit 1; }
@@ -90,7 +95,7 @@ for R in 64 512 4096 8192; do
     2) missed+=("the heartbeat of $R ranks was not measured: $(cat "$ERRORS")") ;;
     *) cat "$ERRORS" >&2; echo "FAIL: $R ranks, one killed: $killed" >&2; exit 1 ;;
   esac
-  echo "ranks=$R rendezvous_s=$t death_verdict_s=$death silence_verdict_s=$silence preflight_exchange_s=$exchange rank0_fds=$fds rank0_requests_per_s=$requests error_bytes_per_rank=$bytes rank0_cpu_s=$cpu watch_setup_s=$setup"
+  echo "ranks=$R relayed=$relayed rendezvous_s=$t death_verdict_s=$death silence_verdict_s=$silence preflight_exchange_s=$exchange rank0_fds=$fds rank0_requests_per_s=$requests error_bytes_per_rank=$bytes rank0_cpu_s=$cpu watch_setup_s=$setup"
   seconds[$R]=$t
   largest=$R
   [ "$fds" -le $((R + 64)) ] || missed+=("rank 0 holds $fds descriptors at $R ranks, more than R + 64 = $((R + 64))")

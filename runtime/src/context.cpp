@@ -43,14 +43,14 @@ std::optional<c::Backend> read_backend(const EnvReader& env) {
 }
 
 // "ib0" or "eth0,eth1": each a name as the plugin and profiles accept it (names.hpp).
-bool read_store_relay(const EnvReader& env) {
+std::optional<bool> read_store_relay(const EnvReader& env) {
   const auto value = setting(env, c::kDdpStoreRelay);
-  if (!value) return false;
+  if (!value) return std::nullopt;
   const auto on = detail::yes_no(*value);
   if (!on)
     env.fail(std::string(c::kDdpStoreRelay) + "=" + plan::quoted(*value) +
              " is not a yes/no value; use 1 (each node's LOCAL_RANK 0 relays its ranks' store requests) "
-             "or 0 (every rank reaches rank 0's store itself), or unset it.");
+             "or 0 (every rank reaches rank 0's store itself), or unset it (relayed).");
   return *on;
 }
 

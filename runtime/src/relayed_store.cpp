@@ -48,7 +48,7 @@ c10::intrusive_ptr<c10d::Store> RelayedStore::connect(const std::string& name, c
       close(fd);
       const std::string taken = "the store relay's name on this node (@" + name +
                                 ") is held by another user's program, not by " + leader;
-      if (!direct) throw Error(taken + "; unset DDP_STORE_RELAY to reach rank 0's store directly");
+      if (!direct) throw Error(taken + "; set DDP_STORE_RELAY=0 to reach rank 0's store directly");
       std::fprintf(stderr, "[ddp] warning: %s; reaching rank 0's store directly\n", taken.c_str());
       return direct();
     }

@@ -278,8 +278,6 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
-bool relayed(const Context& c) { return c.store_relay && c.local_world_size > 1; }
-
 std::uint64_t rank0_open_files(int world_size) {
   const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
   return static_cast<std::uint64_t>(world_size) * per_client + 2 * kReaders * per_client + 64;
@@ -311,9 +309,9 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
 // 0 waits for the view of the WORLD_SIZE-th task to arrive, judges the tallies, and sets one
 // verdict key that every other rank waits on; on a time-out it finds the missing ranks itself
 // and puts the report there too.
-c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  auto store = connect(c, timeout);
+c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, c10::intrusive_ptr<c10d::Store> store,
+                                           std::chrono::steady_clock::time_point start,
+                                           std::chrono::milliseconds timeout) {
   const std::string host = this_host(c);
   const RankView mine = view_of(c, host);
   try {
@@ -512,14 +510,26 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
                                              std::chrono::milliseconds timeout) {
   ignore_broken_pipes();
   auto native = std::make_unique<Native>();
+  const auto start = std::chrono::steady_clock::now();
+  // Rank 0 opens its store before its relay listens, so that the relay reaches rank 0's store and
+  // never another program that holds the port (its node's ranks then reach that program directly,
+  // and say so, while rank 0 names the port in use).
+  c10::intrusive_ptr<c10d::Store> store;
+  if (context.rank == 0) store = detail::connect(context, timeout);
   // The leader listens before it meets: its node's ranks may ask before it reached rank 0.
   if (detail::relayed(context) && context.local_rank == 0)
     native->relay = detail::StoreRelay::listen(detail::relay_name(context), detail::relay_upstream(context, timeout));
   try {
-    native->store = detail::rendezvous(context, timeout);
-  } catch (const Error&) {
+    if (!store) store = detail::connect(context, timeout);
+    native->store = detail::rendezvous(context, std::move(store), start, timeout);
+  } catch (const Error& e) {
     // Its node's ranks read the same failure through it: the relay serves them until they left.
-    if (native->relay) native->relay->linger(detail::kGrace, 4 * detail::kGrace);
+    // Rank 0's failure is the verdict itself (told to every rank that arrived already, or its
+    // store never opened): they hear it from the relay.
+    if (native->relay) {
+      if (context.rank == 0) native->relay->answer_with(e.what());
+      native->relay->linger(detail::kGrace, 4 * detail::kGrace);
+    }
     throw;
   }
   return std::shared_ptr<Rendezvous>(

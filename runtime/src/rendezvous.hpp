@@ -12,6 +12,7 @@
 
 #include "ddp/context.hpp"
 #include "ddp/rendezvous.hpp"
+#include "relay_rule.hpp"
 #include "store_relay.hpp"
 
 namespace ddp::detail {
@@ -42,11 +43,11 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
                                              const std::function<void(c10d::Store&)>& first,
                                              const std::function<c10::intrusive_ptr<c10d::Store>()>& reconnect);
 
-c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context,
+// Meets every rank through `store`, this rank's connection to rank 0's store (rank 0: its server)
+// or its node's relay, made since `start`.
+c10::intrusive_ptr<c10d::Store> rendezvous(const Context& context, c10::intrusive_ptr<c10d::Store> store,
+                                           std::chrono::steady_clock::time_point start,
                                            std::chrono::milliseconds timeout);
-
-// Whether this rank's node relays its store requests through its LOCAL_RANK 0 (store_relay.hpp).
-bool relayed(const Context& context);
 
 }  // namespace ddp::detail
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,11 @@ struct StoreRelay::State {
   std::vector<int> connections;
   int threads = 0;
   Clock::time_point last_answer = Clock::now();
+  std::optional<std::string> answer_with;  // every request's answer, once set
+  // Why rank 0 could not be reached: a connection fails only once its tries spent the rendezvous
+  // time-out (rank 0's own store: once it closed), and the node's next requests hear the same at
+  // once instead of each trying as long again one after another.
+  std::exception_ptr unreachable;
   std::vector<c10::intrusive_ptr<c10d::Store>> idle_waiters;
   std::map<std::string, std::shared_ptr<SharedWait>> waits;  // by the keys, joined
 
@@ -81,7 +87,7 @@ struct StoreRelay::State {
   template <class Call>
   auto on_command(Call call) -> decltype(call(std::declval<c10d::Store&>())) {
     std::lock_guard<std::mutex> hold(command_mu);
-    if (!command) command = connect();
+    if (!command) command = reach_rank0();
     try {
       struct CloseUnlessKept {
         State& s;
@@ -92,6 +98,20 @@ struct StoreRelay::State {
       return call(*command);
     } catch (...) {
       command.reset();
+      throw;
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Store> reach_rank0() {
+    {
+      std::lock_guard<std::mutex> hold(mu);
+      if (unreachable) std::rethrow_exception(unreachable);
+    }
+    try {
+      return connect();
+    } catch (...) {
+      std::lock_guard<std::mutex> hold(mu);
+      unreachable = std::current_exception();
       throw;
     }
   }
@@ -174,7 +194,7 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
     lock.unlock();
     std::string error;
     try {
-      if (!waiter) waiter = s.connect();
+      if (!waiter) waiter = s.reach_rank0();
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       waiter->wait(keys, std::max(left, std::chrono::milliseconds(1)));
     } catch (const std::exception& e) {
@@ -209,6 +229,10 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
 }
 
 Reply answer(StoreRelay::State& s, const Request& r) {
+  {
+    std::lock_guard<std::mutex> hold(s.mu);
+    if (s.answer_with) return failure(*s.answer_with, relay::kOwnWords);
+  }
   const auto shape = [&](std::size_t keys, std::size_t values) {
     return r.keys.size() == keys && r.values.size() == values;
   };
@@ -324,11 +348,16 @@ std::unique_ptr<StoreRelay> StoreRelay::listen(const std::string& name, Connect 
                 ": " + std::strerror(e) +
                 (e == EADDRINUSE ? " (another program holds that name: a rank of another step with the same "
                                    "MASTER_ADDR:MASTER_PORT, or another user's); choose another port with "
-                                   "--ddp-port or MASTER_PORT, or unset DDP_STORE_RELAY"
+                                   "--ddp-port or MASTER_PORT, or set DDP_STORE_RELAY=0"
                                  : std::string()));
   }
   s->acceptor = std::thread([s] { accept_ranks(s); });
   return std::unique_ptr<StoreRelay>(new StoreRelay(std::move(s)));
+}
+
+void StoreRelay::answer_with(const std::string& words) {
+  std::lock_guard<std::mutex> hold(state_->mu);
+  state_->answer_with = words;
 }
 
 void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most) {

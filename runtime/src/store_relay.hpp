@@ -33,6 +33,11 @@ class StoreRelay {
   // `at_most` in all: a leader whose rendezvous failed stays while its ranks read the same failure.
   void linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most);
 
+  // From now on answers every request with `words`, as libddp's own (a rank raises them as they
+  // are): rank 0's failure, which its node's ranks then end with rather than ask a store that is
+  // closing, or that was never rank 0's (another program holds the port).
+  void answer_with(const std::string& words);
+
   // Stops listening and closes the node's connections; a thread still waiting at rank 0 for a
   // rank that left ends with its wait, on its own.
   ~StoreRelay();

@@ -44,5 +44,5 @@ grep -q 'the squatter did not start' <<<"$out" && fail "n2's relay name could no
 grep -q '^rc taken=0' <<<"$out" && fail "the step whose relay name was taken succeeded: $out"
 expect_contains "$out" "this node's leader could not open the store relay (DDP_STORE_RELAY) under the name @$name: Address already in use" \
   "the leader names the relay"
-expect_contains "$out" "choose another port with --ddp-port or MASTER_PORT, or unset DDP_STORE_RELAY" "the fix"
+expect_contains "$out" "choose another port with --ddp-port or MASTER_PORT, or set DDP_STORE_RELAY=0" "the fix"
 echo "PASS: two steps through the node leaders' relays, a taken name named with its fix, in $(elapsed "$start") s"

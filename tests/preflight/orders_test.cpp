@@ -23,7 +23,9 @@ TEST(PreflightOrders, OnlyLeadersMeasureAndEveryRankCountsTheRounds) {
   for (std::size_t r = 0; r < orders.size(); ++r) {
     EXPECT_TRUE(orders[r].measure);
     EXPECT_EQ(orders[r].rounds, static_cast<int>(rounds.size()));
-    if (r % 4 != 0) EXPECT_TRUE(orders[r].jobs.empty()) << "rank " << r;
+    if (r % 4 != 0) {
+      EXPECT_TRUE(orders[r].jobs.empty()) << "rank " << r;
+    }
     jobs += orders[r].jobs.size();
   }
   EXPECT_EQ(jobs, 2u * 3u);  // 3 pairs, each on both of its ranks

@@ -3,6 +3,7 @@
 
 #include "ddp/context.hpp"
 #include "env_map.hpp"
+#include "relay_rule.hpp"
 
 using ddp::test::error_of;
 using ddp::test::has;
@@ -99,4 +100,26 @@ TEST(ContextValidation, GlooInterfaceNames) {
     EXPECT_TRUE(has(msg, "GLOO_SOCKET_IFNAME='")) << msg;
     EXPECT_TRUE(has(msg, "network interface names")) << msg;
   }
+}
+
+// Every rank of a job decides alike from what they share: relayed unless DDP_STORE_RELAY=0.
+TEST(ContextValidation, StoreRelayIsAYesNoValueAndOnUnlessOff) {
+  using ddp::detail::relayed;
+  auto at = [](int world, const char* relay) {
+    auto env = torchrun_env().set("WORLD_SIZE", std::to_string(world)).set("GROUP_WORLD_SIZE", std::to_string(world / 4));
+    if (relay != nullptr) env.set("DDP_STORE_RELAY", relay);
+    return env.read();
+  };
+  EXPECT_FALSE(at(8, nullptr).store_relay);
+  EXPECT_TRUE(relayed(at(8, nullptr)));
+  EXPECT_TRUE(relayed(at(8192, nullptr)));
+  EXPECT_FALSE(relayed(at(8192, "0")));
+  EXPECT_FALSE(relayed(at(8, "no")));
+  EXPECT_TRUE(relayed(at(8, "1")));
+  // A node of one rank has nobody to relay for.
+  EXPECT_FALSE(relayed(torchrun_env().set("WORLD_SIZE", "2048").set("LOCAL_WORLD_SIZE", "1").set("LOCAL_RANK", "0")
+                           .set("GROUP_WORLD_SIZE", "2048").set("DDP_STORE_RELAY", "1").read()));
+  const std::string msg = error_of(torchrun_env().set("DDP_STORE_RELAY", "sometimes"));
+  EXPECT_TRUE(has(msg, "DDP_STORE_RELAY='sometimes' is not a yes/no value")) << msg;
+  EXPECT_TRUE(has(msg, "or unset it (relayed)")) << msg;
 }

@@ -33,9 +33,10 @@ struct Context {
   std::optional<contract::Backend> backend;  // DDP_BACKEND if given
   std::optional<std::string> gloo_ifname;    // GLOO_SOCKET_IFNAME if given
   std::optional<std::string> hostname_hint;  // this node's name (SLURMD_NODENAME or gethostname)
-  // DDP_STORE_RELAY=1: the node's other ranks reach rank 0's store through LOCAL_RANK 0, so that
-  // rank 0 serves a few connections per node instead of one or two per rank.
-  bool store_relay = false;
+  // DDP_STORE_RELAY if given. 1: the node's other ranks reach rank 0's store through LOCAL_RANK 0,
+  // so that rank 0 serves a few connections per node instead of one or two per rank; 0: every rank
+  // reaches it itself. Unset: relayed (runtime/src/relay_rule.hpp).
+  std::optional<bool> store_relay;
 
   // Throws ddp::Error naming the variable, its value, what is allowed and how to launch instead.
   static Context from_environment();                      // the process's environment
