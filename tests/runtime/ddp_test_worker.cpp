@@ -1,5 +1,6 @@
 // One rank of a multi-process runtime test, started by multiprocess_test.cpp with a torchrun-style
 // environment. Exit status 0 = the scenario held; the output says what was seen.
+#include <dirent.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,9 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -94,6 +98,55 @@ int meet(const ddp::Context& ctx) {
   const double mean_rank = group->mean(static_cast<double>(ctx.rank));
   group->barrier();
   std::printf("rank %d met %d ranks, mean rank %.2f\n", ctx.rank, ctx.world_size, mean_rank);
+  group->shutdown();
+  return 0;
+}
+
+// This process's open descriptors, and among them the TCP connections its store server accepted
+// (local port `port`, established): one per store client connection that reaches rank 0.
+std::pair<int, int> descriptors_and_store_connections(int port) {
+  std::set<std::string> sockets;
+  int open = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (const dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      ++open;
+      char target[64] = {};
+      const std::string link = std::string("/proc/self/fd/") + e->d_name;
+      if (readlink(link.c_str(), target, sizeof target - 1) > 0 && std::strncmp(target, "socket:[", 8) == 0)
+        sockets.insert(std::string(target + 8, std::strchr(target, ']')));
+    }
+    closedir(d);
+  }
+  char local_port[8];
+  std::snprintf(local_port, sizeof local_port, ":%04X", port);
+  int accepted = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line, slot, local, remote, state, skip, inode;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+      fields >> slot >> local >> remote >> state >> skip >> skip >> skip >> skip >> skip >> inode;
+      if (state == "01" && local.size() > 5 && local.compare(local.size() - 5, 5, local_port) == 0 && sockets.count(inode))
+        ++accepted;
+    }
+  }
+  return {open - 1, accepted};  // less the directory's own descriptor
+}
+
+// Every rank meets and holds on while rank 0 counts what it holds: its descriptors, and its store's
+// connections (through the node leaders' relays unless DDP_STORE_RELAY=0).
+int descriptors(const ddp::Context& ctx) {
+  auto group = ddp::ProcessGroup::create(ctx);
+  group->barrier();
+  if (ctx.rank == 0) {
+    const auto [open, store] = descriptors_and_store_connections(ctx.master_port);
+    std::printf("rank 0 of %d holds %d descriptors, %d store connections\n", ctx.world_size, open, store);
+    std::fflush(stdout);
+  }
+  group->barrier();
   group->shutdown();
   return 0;
 }
@@ -250,6 +303,7 @@ int main(int argc, char** argv) {
     if (scenario == "grads")
       return grads(ctx, std::strtoul(argv[2], nullptr, 10), std::string(argv[3]) == "1");
     if (scenario == "meet") return meet(ctx);
+    if (scenario == "descriptors") return descriptors(ctx);
     if (scenario == "exchange") return exchange(ctx, argc > 2 ? std::atoi(argv[2]) : -1);
     if (scenario == "bench") return bench(ctx);
     if (scenario == "linger") return end_apart(ctx);
@@ -257,7 +311,7 @@ int main(int argc, char** argv) {
     if (scenario == "suspended" && argc > 2) return suspended(ctx, std::atoi(argv[2]));
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | exchange [ABSENT_RANK] | bench | linger | pipes | suspended SECONDS | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | descriptors | exchange [ABSENT_RANK] | bench | linger | pipes | suspended SECONDS | lose kill|stop|leave RANK\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());
