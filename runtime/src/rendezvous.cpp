@@ -294,6 +294,8 @@ c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> sto
       if (!store) store = reconnect();
       first(*store);
       return store;
+    } catch (const Error&) {
+      throw;  // libddp's own words, found once the time-out was spent (or rank 0's failure): final
     } catch (const std::exception&) {
       const auto spent = std::chrono::steady_clock::now() - since;
       if (rank == 0 || spent + kRetryPause >= timeout) throw;
@@ -363,6 +365,8 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, c10::intrusive_ptr<
         store->setTimeout(verdict_within);
         verdict = get_text(*store, kVerdictKey);
         store->setTimeout(timeout);
+      } catch (const Error&) {
+        throw;  // rank 0's words through this node's relay, or libddp's own on the relay's loss
       } catch (const std::exception& e) {
         throw Error("rank " + std::to_string(c.rank) + " on " + host + " arrived at the rendezvous " +
                     where(c) + ", but rank 0 gave no verdict within " +
@@ -516,6 +520,8 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
   // and say so, while rank 0 names the port in use).
   c10::intrusive_ptr<c10d::Store> store;
   if (context.rank == 0) store = detail::connect(context, timeout);
+  // Rank 0's store stays open while its relay lingers after a failure, told rank 0's words first.
+  const auto server = store;
   // The leader listens before it meets: its node's ranks may ask before it reached rank 0.
   if (detail::relayed(context) && context.local_rank == 0)
     native->relay = detail::StoreRelay::listen(detail::relay_name(context), detail::relay_upstream(context, timeout));
@@ -524,8 +530,8 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
     native->store = detail::rendezvous(context, std::move(store), start, timeout);
   } catch (const Error& e) {
     // Its node's ranks read the same failure through it: the relay serves them until they left.
-    // Rank 0's failure is the verdict itself (told to every rank that arrived already, or its
-    // store never opened): they hear it from the relay.
+    // Rank 0's failure is the verdict itself, told to every rank that arrived already: the ones
+    // that ask after it hear it from the relay.
     if (native->relay) {
       if (context.rank == 0) native->relay->answer_with(e.what());
       native->relay->linger(detail::kGrace, 4 * detail::kGrace);

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -37,6 +36,8 @@ constexpr auto kFrameWithin = std::chrono::seconds(30);
 constexpr std::size_t kMaxConnections = 1024;
 // How long the relay's end waits for its threads to leave before it leaves them to the process.
 constexpr auto kLeaveWithin = std::chrono::seconds(2);
+// A lingering relay closes its connections to rank 0 once it answered nothing for this long.
+constexpr auto kCloseIdleAfter = std::chrono::milliseconds(200);
 
 // A wait that ended this close to its deadline ran out of time (rather than failed).
 constexpr auto kTimedOutWithin = std::chrono::milliseconds(50);
@@ -64,22 +65,18 @@ struct StoreRelay::State {
   int threads = 0;
   Clock::time_point last_answer = Clock::now();
   std::optional<std::string> answer_with;  // every request's answer, once set
-  // Why rank 0 could not be reached: a connection fails only once its tries spent the rendezvous
-  // time-out (rank 0's own store: once it closed), and the node's next requests hear the same at
-  // once instead of each trying as long again one after another.
+  // Why rank 0 could not be reached, believed for as long as finding it out took: a leader's
+  // connection fails only once its tries spent the rendezvous time-out, and the node's requests
+  // queued behind it hear the same at once instead of each trying as long again in turn; a
+  // failure found at once is tried again at once.
   std::exception_ptr unreachable;
+  Clock::time_point unreachable_until;
   std::vector<c10::intrusive_ptr<c10d::Store>> idle_waiters;
   std::map<std::string, std::shared_ptr<SharedWait>> waits;  // by the keys, joined
 
   // The connection for every request rank 0 answers at once; one request at a time on it.
   std::mutex command_mu;
   c10::intrusive_ptr<c10d::Store> command;
-
-  // Cleared once the leader's rendezvous failed or the relay ends: rank 0 may close its store at
-  // any moment then, and LibTorch 1.13's client spins a thread at full speed from its server's
-  // close until the client is destroyed (its callback thread polls a socket at end of file), so
-  // no connection to rank 0 is kept beyond the request it served.
-  std::atomic<bool> keep_connections{true};
 
   // A request that failed may leave an answer due on the connection (LibTorch 1.13 answers a
   // timed-out wait later), which the next request would read as its own: the next one gets a
@@ -89,12 +86,6 @@ struct StoreRelay::State {
     std::lock_guard<std::mutex> hold(command_mu);
     if (!command) command = reach_rank0();
     try {
-      struct CloseUnlessKept {
-        State& s;
-        ~CloseUnlessKept() {
-          if (!s.keep_connections) s.command.reset();
-        }
-      } after{*this};
       return call(*command);
     } catch (...) {
       command.reset();
@@ -105,27 +96,37 @@ struct StoreRelay::State {
   c10::intrusive_ptr<c10d::Store> reach_rank0() {
     {
       std::lock_guard<std::mutex> hold(mu);
-      if (unreachable) std::rethrow_exception(unreachable);
+      if (unreachable && Clock::now() < unreachable_until) std::rethrow_exception(unreachable);
     }
+    const auto began = Clock::now();
     try {
       return connect();
     } catch (...) {
+      const auto failed = Clock::now();
       std::lock_guard<std::mutex> hold(mu);
       unreachable = std::current_exception();
+      unreachable_until = failed + (failed - began);
       throw;
     }
   }
 
-  // Closes the connections to rank 0 no request holds now; one in use closes after its request.
+  // Closes the connections to rank 0 that no request holds now, so that none is open when rank 0
+  // closes its store after a failed rendezvous: LibTorch 1.13's client spins a thread at full
+  // speed from its server's close until the client is destroyed (its callback thread peeks a
+  // socket at end of file and polls again). One in use is left to its request.
   void let_go_of_idle_connections() {
-    keep_connections = false;
     std::vector<c10::intrusive_ptr<c10d::Store>> idle;
     {
       std::lock_guard<std::mutex> hold(mu);
       idle.swap(idle_waiters);
     }
-    std::unique_lock<std::mutex> hold(command_mu, std::try_to_lock);
-    if (hold.owns_lock()) command.reset();
+    c10::intrusive_ptr<c10d::Store> closing;
+    {
+      std::unique_lock<std::mutex> hold(command_mu, std::try_to_lock);
+      if (!hold.owns_lock()) return;
+      closing = std::move(command);
+    }
+    // Closed here, outside the lock: a 1.13 client joins its thread.
   }
 };
 
@@ -220,7 +221,7 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
     mine->error = error;
     mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
     mine->value = value;
-    if (waiter && s.keep_connections) s.idle_waiters.push_back(waiter);
+    if (waiter) s.idle_waiters.push_back(waiter);
     s.changed.notify_all();
     lock.unlock();
     if (!error.empty()) throw std::runtime_error(error);
@@ -362,12 +363,19 @@ void StoreRelay::answer_with(const std::string& words) {
 
 void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most) {
   auto& s = *state_;
-  s.let_go_of_idle_connections();
   const auto start = Clock::now();
   const auto until = start + at_most;
   std::unique_lock<std::mutex> lock(s.mu);
-  while (!s.connections.empty() && Clock::now() < until && Clock::now() - std::max(s.last_answer, start) < idle)
+  while (!s.connections.empty() && Clock::now() < until && Clock::now() - std::max(s.last_answer, start) < idle) {
     s.changed.wait_for(lock, std::chrono::milliseconds(50));
+    // Rank 0 may close its store at any moment now: a connection its node's ranks stopped using
+    // (their acknowledgements come together, through one) is not kept for the next.
+    if (Clock::now() - s.last_answer >= kCloseIdleAfter) {
+      lock.unlock();
+      s.let_go_of_idle_connections();
+      lock.lock();
+    }
+  }
 }
 
 StoreRelay::~StoreRelay() {
