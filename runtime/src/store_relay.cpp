@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -36,8 +37,6 @@ constexpr auto kFrameWithin = std::chrono::seconds(30);
 constexpr std::size_t kMaxConnections = 1024;
 // How long the relay's end waits for its threads to leave before it leaves them to the process.
 constexpr auto kLeaveWithin = std::chrono::seconds(2);
-// A lingering relay closes its connections to rank 0 once it answered nothing for this long.
-constexpr auto kCloseIdleAfter = std::chrono::milliseconds(200);
 
 // A wait that ended this close to its deadline ran out of time (rather than failed).
 constexpr auto kTimedOutWithin = std::chrono::milliseconds(50);
@@ -78,6 +77,11 @@ struct StoreRelay::State {
   std::mutex command_mu;
   c10::intrusive_ptr<c10d::Store> command;
 
+  // Cleared once the leader's rendezvous failed or the relay ends: rank 0 may close its store at
+  // any moment then, and no connection to it is kept beyond the request it served (see
+  // let_go_of_idle_connections).
+  std::atomic<bool> keep_connections{true};
+
   // A request that failed may leave an answer due on the connection (LibTorch 1.13 answers a
   // timed-out wait later), which the next request would read as its own: the next one gets a
   // new connection.
@@ -86,6 +90,12 @@ struct StoreRelay::State {
     std::lock_guard<std::mutex> hold(command_mu);
     if (!command) command = reach_rank0();
     try {
+      struct CloseUnlessKept {
+        State& s;
+        ~CloseUnlessKept() {
+          if (!s.keep_connections) s.command.reset();
+        }
+      } after{*this};
       return call(*command);
     } catch (...) {
       command.reset();
@@ -110,11 +120,14 @@ struct StoreRelay::State {
     }
   }
 
-  // Closes the connections to rank 0 that no request holds now, so that none is open when rank 0
-  // closes its store after a failed rendezvous: LibTorch 1.13's client spins a thread at full
-  // speed from its server's close until the client is destroyed (its callback thread peeks a
-  // socket at end of file and polls again). One in use is left to its request.
+  // Closes the connections to rank 0 that no request holds now, and each one in use after its
+  // request, so that none is open when rank 0 closes its store after a failed rendezvous:
+  // LibTorch 1.13's client spins a thread at full speed from its server's close until the client
+  // is destroyed (its callback thread peeks a socket at end of file and polls again), and
+  // thousands of simulated ranks' leaders on 2 cores, closing theirs only once idle, livelocked
+  // on it. The node's acknowledgements after a failure then each make a connection of their own.
   void let_go_of_idle_connections() {
+    keep_connections = false;
     std::vector<c10::intrusive_ptr<c10d::Store>> idle;
     {
       std::lock_guard<std::mutex> hold(mu);
@@ -221,7 +234,7 @@ std::optional<relay::Bytes> wait_for(StoreRelay::State& s, const std::vector<std
     mine->error = error;
     mine->timed_out = !error.empty() && Clock::now() >= deadline - kTimedOutWithin;
     mine->value = value;
-    if (waiter) s.idle_waiters.push_back(waiter);
+    if (waiter && s.keep_connections) s.idle_waiters.push_back(waiter);
     s.changed.notify_all();
     lock.unlock();
     if (!error.empty()) throw std::runtime_error(error);
@@ -363,19 +376,12 @@ void StoreRelay::answer_with(const std::string& words) {
 
 void StoreRelay::linger(std::chrono::milliseconds idle, std::chrono::milliseconds at_most) {
   auto& s = *state_;
+  s.let_go_of_idle_connections();
   const auto start = Clock::now();
   const auto until = start + at_most;
   std::unique_lock<std::mutex> lock(s.mu);
-  while (!s.connections.empty() && Clock::now() < until && Clock::now() - std::max(s.last_answer, start) < idle) {
+  while (!s.connections.empty() && Clock::now() < until && Clock::now() - std::max(s.last_answer, start) < idle)
     s.changed.wait_for(lock, std::chrono::milliseconds(50));
-    // Rank 0 may close its store at any moment now: a connection its node's ranks stopped using
-    // (their acknowledgements come together, through one) is not kept for the next.
-    if (Clock::now() - s.last_answer >= kCloseIdleAfter) {
-      lock.unlock();
-      s.let_go_of_idle_connections();
-      lock.lock();
-    }
-  }
 }
 
 StoreRelay::~StoreRelay() {
