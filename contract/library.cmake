@@ -13,6 +13,7 @@ function(ddp_contract_library name)
     ${dir}/src/node_list.cpp
     ${dir}/src/parse.cpp
     ${dir}/src/port.cpp
+    ${dir}/src/printable.cpp
     ${dir}/src/rank_places.cpp
     ${dir}/src/tasks_per_node.cpp
     ${dir}/src/trusted_dir.cpp

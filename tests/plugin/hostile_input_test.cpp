@@ -75,6 +75,16 @@ TEST(HostileOption, NewlinesAreRefusedAndEscapedInTheMessage) {
   }
 }
 
+TEST(HostileOption, AProfilePathWithControlCharactersIsRefused) {
+  // A title change and a carriage return would reach slurmd's log and an admin's terminal.
+  for (const std::string value : {"/home/u/\x1b]0;x\x07.yaml", "/home/u/a\rb.yaml", "/home/u/\x7f.yaml"}) {
+    const std::string e = option_error("ddp-profile", value);
+    expect_one_line(e);
+    EXPECT_TRUE(has(e, "is not a profile file")) << e;
+    EXPECT_TRUE(has(e, "\\x1b") || has(e, "\\x0d") || has(e, "\\x7f")) << e;
+  }
+}
+
 TEST(HostileOption, ShellMetacharactersAreNeverAccepted) {
   for (const char* v : {"2;reboot", "$(id)", "`id`", "2|cat", "2&&x", "'2'", "2 "})
     EXPECT_TRUE(has(option_error("ddp-nodes", v), "is not a whole number")) << v;
@@ -279,7 +289,39 @@ TEST(HostileProfile, DeepNestingStopsWithAMessageNotAStackOverflow) {
       laughs += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
     laughs += "]\n";
   }
-  EXPECT_TRUE(has(load_error(dir, laughs), "'a0' is not a key of the top level"));
+  EXPECT_TRUE(has(load_error(dir, laughs), "t.yaml:2:5: uses a YAML anchor ('&NAME')"));
+}
+
+// An alias costs the parser nothing, but each reader copies what it finds: 32 aliases of a 32 KiB
+// value in each of 300 aliased entries took ddp-plan to 1.2 GB. Refused before anything is built.
+TEST(HostileProfile, AnchorsAndAliasesAreRefusedWithTheirLine) {
+  TempDir dir;
+  std::string bomb = "name: t\ndescription: &x " + std::string(32000, 'v') + "\nnodes: [&o {match: n1, env: {";
+  for (int i = 0; i < 32; ++i) bomb += (i ? ", V" : "V") + std::to_string(i) + ": *x";
+  bomb += "}}";
+  for (int i = 0; i < 300; ++i) bomb += ", *o";
+  bomb += "]\n";
+  const std::string e = load_error(dir, bomb);
+  EXPECT_TRUE(has(e, "t.yaml:2:14: uses a YAML anchor ('&NAME'); profiles take neither")) << e;
+  expect_one_line(e);
+  // An alias of an anchor that is not there is an alias all the same (yaml-cpp refuses it with a
+  // message that does not say why).
+  EXPECT_TRUE(has(load_error(dir, "name: t\ndescription: x\nenv: {A: *nowhere}\n"),
+                  "t.yaml:3:10: uses a YAML alias ('*NAME')"));
+  // Values that merely start with the characters, quoted, are values.
+  EXPECT_EQ(load_error(dir, "name: t\ndescription: '&x *y'\n"), "");
+}
+
+// Each parsed YAML value costs slurmstepd about 500 bytes: 40,000 of them in an 80 KB file were
+// 19 MB. The count, not only the size, is bounded.
+TEST(HostileProfile, MoreValuesThanAProfileHasAreRefusedBeforeParsing) {
+  TempDir dir;
+  std::string many = "name: t\nnodes: [";
+  for (std::size_t i = 0; i <= p::kMaxProfileNodes; ++i) many += i ? ",a" : "a";
+  many += "]\n";
+  const std::string e = load_error(dir, many);
+  EXPECT_TRUE(has(e, "holds more than " + std::to_string(p::kMaxProfileNodes) + " YAML values")) << e;
+  expect_one_line(e);
 }
 
 TEST(HostileProfile, FilesOverOneMebibyteAreRefusedBeforeParsing) {

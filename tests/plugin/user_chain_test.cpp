@@ -35,7 +35,7 @@ TEST(UserChain, WhatSrunPacksLoadsTheSameOnTheNode) {
 TEST(UserChain, SrunRefusesWhatWouldNotTravel) {
   TempDir dir;
   std::string big = "name: big\nenv:\n";
-  for (int i = 0; i < 3000; ++i) big += "  V" + std::to_string(i) + ": \"" + std::string(30, 'x') + "\"\n";
+  for (int i = 0; i < 1000; ++i) big += "  V" + std::to_string(i) + ": \"" + std::string(100, 'x') + "\"\n";
   const std::string path = dir.write("big.yaml", big);
   const std::string e = error_of([&] { p::pack_user_chain(path); });
   EXPECT_NE(e.find("at most 96 KiB travel with a step"), std::string::npos) << e;

@@ -16,6 +16,7 @@
 
 #include "error.hpp"
 #include "parse.hpp"
+#include "printable.hpp"
 #include "profile.hpp"
 
 namespace ddp::plan::profile_yaml {
@@ -78,38 +79,6 @@ std::string read_text(const std::string& path) {
   return text;
 }
 
-// Well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): what YAML
-// files are, and what JSON output and every tool that shows a value expects.
-bool valid_utf8(const std::string& s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;                   // continuation bytes
-    unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the first of them
-    if (c < 0x80) {
-      n = 0;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      if (c == 0xe0) lo = 0xa0;  // overlong
-      if (c == 0xed) hi = 0x9f;  // UTF-16 surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      if (c == 0xf0) lo = 0x90;  // overlong
-      if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
-    } else {
-      return false;
-    }
-    if (n >= s.size() - i) return false;  // cut short
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf)) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 // What the parser saw of a document before it finished or failed: where its first node is, the
 // flow collections ('[', '{') still open, and the first quoted value that is never closed.
 // yaml-cpp 0.7 reports an unclosed '[' or '{' where it gave up (after the end of the file) and
@@ -117,6 +86,11 @@ bool valid_utf8(const std::string& s) {
 // yaml-cpp 0.7's LoadAll never returns on a document that starts with ',' (its parser hands out
 // the same empty document again and again, and LoadAll keeps them all until memory runs out), so
 // read_document counts at most two documents with this and loads the first on its own.
+//
+// It also finds what would make the document cost root more than its size: an anchor or alias
+// (an alias is one more reference to a node, but every reader of the document copies what it
+// finds, so N aliases of a 32 KiB value are N copies), and more nodes than a profile has (each
+// yaml-cpp node costs a few hundred bytes, against the 2 bytes of "a," in the file).
 class DocumentEvents : public YAML::EventHandler {
  public:
   explicit DocumentEvents(const std::string& text) : text_(text) {}
@@ -124,24 +98,32 @@ class DocumentEvents : public YAML::EventHandler {
   YAML::Mark mark = YAML::Mark::null_mark();
   std::vector<YAML::Mark> open_flows;  // innermost last
   std::optional<YAML::Mark> unclosed_quote;
+  std::optional<YAML::Mark> anchor;  // the first '&NAME'
+  std::optional<YAML::Mark> alias;   // the first '*NAME'
+  std::optional<YAML::Mark> past_node_cap;  // the first node beyond kMaxProfileNodes
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { first(m); }
-  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t,
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { node(m, a); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
+    node(m, YAML::NullAnchor);
+    if (!alias) alias = m;
+  }
+  void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a,
                 const std::string&) override {
-    first(m);
+    node(m, a);
     // yaml-cpp tags quoted scalars "!" and marks them at their opening quote.
     if (tag == "!" && !unclosed_quote && !quote_closes(m)) unclosed_quote = m;
   }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
                        YAML::EmitterStyle::value style) override {
+    node(m, a);
     open(m, style);
   }
   void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a,
                   YAML::EmitterStyle::value style) override {
+    node(m, a);
     open(m, style);
   }
   void OnMapEnd() override { close(); }
@@ -156,6 +138,11 @@ class DocumentEvents : public YAML::EventHandler {
  private:
   void first(const YAML::Mark& m) {
     if (mark.is_null()) mark = m;
+  }
+  void node(const YAML::Mark& m, YAML::anchor_t a) {
+    first(m);
+    if (a != YAML::NullAnchor && !anchor) anchor = m;
+    if (++nodes_ > kMaxProfileNodes && !past_node_cap) past_node_cap = m;
   }
   // Block collections close by indentation; only flow ones are pushed, but every end pops, so
   // the stack holds an entry (flow or not) per open collection.
@@ -190,6 +177,7 @@ class DocumentEvents : public YAML::EventHandler {
 
   const std::string& text_;
   std::vector<bool> stack_;
+  std::size_t nodes_ = 0;
 };
 
 YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
@@ -221,6 +209,31 @@ YAML::Mark mark_of_offset(const std::string& text, std::size_t offset) {
                 ")",
             "end the value with " + c +
                 "; inside it write a quote as '' in single quotes or \\\" in double quotes");
+}
+
+[[noreturn]] void fail_reference(const std::string& at, const char* what) {
+  fail_file(at,
+            std::string("uses a YAML ") + what +
+                "; profiles take neither, since each alias is one more copy of its value in the "
+                "memory of every slurmstepd that reads the profile",
+            "write the value out where it is used; settings shared by several profiles belong "
+            "in a parent profile that each one names with `extends:`");
+}
+
+// What the event pass found that the document must not be loaded with (DocumentEvents).
+void refuse_costly(const std::string& path, const DocumentEvents& events) {
+  if (events.anchor || events.alias) {
+    const bool anchor_first =
+        events.anchor && (!events.alias || events.anchor->pos <= events.alias->pos);
+    fail_reference(position(path, anchor_first ? *events.anchor : *events.alias),
+                   anchor_first ? "anchor ('&NAME')" : "alias ('*NAME')");
+  }
+  if (events.past_node_cap)
+    fail_file(position(path, *events.past_node_cap),
+              "holds more than " + std::to_string(kMaxProfileNodes) +
+                  " YAML values; a profile needs a few hundred",
+              "list nodes by host-list ranges (\"gpu[001-480]\") instead of one entry each, and "
+              "drop what the profile does not use");
 }
 
 // A value that starts with a character no value may start with (a stray ',').
@@ -259,6 +272,7 @@ YAML::Node read_document(const std::string& path, const std::string& text) {
     }
     if (starts.size() == 2 && starts[0].pos == starts[1].pos) fail_stray(path, text, starts[1]);
     if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
+    refuse_costly(path, first_doc);
     if (!starts.empty()) doc = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     fail_file(position(path, e.mark),
@@ -269,6 +283,8 @@ YAML::Node read_document(const std::string& path, const std::string& text) {
     const bool unclosed_flow =
         e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
     if (first_doc.unclosed_quote) fail_unclosed(path, first_doc, *first_doc.unclosed_quote);
+    // An alias of no anchor is refused as any alias is.
+    if (e.msg == YAML::ErrorMsg::UNKNOWN_ANCHOR) fail_reference(position(path, e.mark), "alias ('*NAME')");
     if (unclosed_flow && !first_doc.open_flows.empty())
       fail_unclosed(path, first_doc, first_doc.open_flows.back());
     // yaml-cpp 0.9 refuses a stray ',' itself (0.7 loops on it, caught above), in

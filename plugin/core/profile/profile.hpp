@@ -15,6 +15,10 @@ namespace ddp::plan {
 
 // Far beyond any real profile; a larger file is a mistake or an attack on slurmstepd's memory.
 inline constexpr std::size_t kMaxProfileBytes = 1 << 20;
+// YAML values (scalars, lists, maps) in one file: each costs slurmstepd a few hundred bytes
+// parsed, so this, not the size, bounds a file of "[a,a,a,...]". The largest shipped profile
+// has about 60.
+inline constexpr std::size_t kMaxProfileNodes = 4096;
 
 enum class Transport { Ib, Ofi, Socket };    // NCCL over IB verbs, a libfabric plugin, or TCP
 enum class HcaMode { Nearest, None, List };  // how NCCL_IB_HCA is chosen
