@@ -30,10 +30,16 @@ end
 
 -- Returns the count, or nil and a message naming the option, the value and what is allowed.
 local function parse_count(name, text, max)
-  if not string.match(text, "^%d+$") or #text > 9 then
+  if not string.match(text, "^%d+$") then
     return nil, string.format("--%s=%q is not a whole number; allowed: 1..%d", name, text, max)
   end
-  local n = tonumber(text)
+  -- Leading zeros are the same number, as the plugin reads it; the length bound keeps tonumber
+  -- exact.
+  local digits = string.gsub(text, "^0+(%d)", "%1")
+  if #digits > 9 then
+    return nil, string.format("--%s=%s is out of range; allowed: 1..%d", name, text, max)
+  end
+  local n = tonumber(digits)
   if n < 1 or n > max then
     return nil, string.format("--%s=%s is out of range; allowed: 1..%d", name, text, max)
   end
@@ -62,6 +68,19 @@ local function gres_gpus(text)
       local count = tonumber(string.match(rest, ":(%d+)$") or "1")
       total = (total or 0) + count
     end
+  end
+  return total
+end
+
+-- GPUs per node asked through --gpus-per-node ([gpu:][TYPE:]N, as Slurm keeps it: "gpu:4",
+-- "gpu:a100:4"), or nil when it names no count.
+local function gpus_per_node_count(text)
+  local total = nil
+  for item in string.gmatch(text, "[^,]+") do
+    item = string.gsub(item, "^gpu:", "")
+    local count = string.match(item, "^(%d+)$") or string.match(item, ":(%d+)$")
+    if count == nil then return nil end
+    total = (total or 0) + tonumber(count)
   end
   return total
 end
@@ -102,7 +121,7 @@ function ddp_pre_submit(options, offset)
         gpus, given))
     end
     local given_gpus = explicit(options, "gpus-per-node")
-    if given_gpus ~= nil and given_gpus ~= tostring(gpus) and given_gpus ~= "gpu:" .. gpus then
+    if given_gpus ~= nil and gpus_per_node_count(given_gpus) ~= gpus then
       return fail(string.format("--ddp-gpus=%d conflicts with --gpus-per-node=%s; give only one",
                                 gpus, given_gpus))
     end
@@ -126,8 +145,9 @@ function ddp_pre_submit(options, offset)
       return fail(string.format("--ddp-gpus=%d (one GPU per task) conflicts with --gpus-per-task=%s;"
                                 .. " give only --ddp-gpus", gpus, given_per_task))
     end
-    -- A matching --gres already asks for the GPUs; asking twice is Slurm's error to make.
-    if gres_count == nil then
+    -- A matching --gres or --gpus-per-node already asks for the GPUs (of the type it names);
+    -- asking twice is Slurm's error to make.
+    if gres_count == nil and given_gpus == nil then
       options["gpus-per-node"] = tostring(gpus)
     end
     options["ntasks-per-node"] = tostring(gpus)

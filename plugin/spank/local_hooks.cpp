@@ -77,12 +77,12 @@ extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
         if (setenv(ddp::plan::kUserProfileVar, packed.c_str(), 1) != 0)
           throw std::runtime_error("cannot set " + std::string(ddp::plan::kUserProfileVar));
       } catch (const std::exception& e) {
-        slurm_error("spank_ddp: %s", e.what());
+        ddp::spank::log_error(e.what());
         return -1;
       }
     }
     if (s.options.verbose)
-      slurm_info("spank_ddp: %s", decision.reason.c_str());
+      ddp::spank::log_info(decision.reason);
     return 0;
   });
 }

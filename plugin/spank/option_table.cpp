@@ -92,13 +92,18 @@ constexpr std::size_t kOptionCount = sizeof(spank_options) / sizeof(spank_option
 // beyond the inherited one is srun's own command line, which is what makes a step a DDP step of
 // its own shape (step_role.hpp).
 // Returns whether this call is srun's own command line.
+// The variable that carries option `index` from sbatch/salloc to the job's steps.
+std::string inherited_variable(std::size_t index) {
+  std::string var = std::string("SLURM_SPANK__SLURM_SPANK_OPTION_") + plugin_name + "_" + spank_options[index].name;
+  for (char& c : var)
+    if (c == '-') c = '_';
+  return var;
+}
+
 bool note_command_line(std::size_t index, std::string_view value) {
   static std::size_t calls[kOptionCount] = {};
   const std::string name = spank_options[index].name;
-  std::string var = std::string("SLURM_SPANK__SLURM_SPANK_OPTION_") + plugin_name + "_" + name;
-  for (char& c : var)
-    if (c == '-') c = '_';
-  const bool inherited = std::getenv(var.c_str()) != nullptr;
+  const bool inherited = std::getenv(inherited_variable(index).c_str()) != nullptr;
   if (inherited && calls[index]++ == 0) return false;
   auto& given = state().command_line;
   if (name == p::kOptNodes) given.nodes = true;
@@ -129,7 +134,7 @@ int on_option(int val, const char* optarg, int remote) {
     } catch (const std::exception& e) {
       if (!remote) {
         // srun/sbatch/salloc stop here, before anything is submitted.
-        slurm_error("spank_ddp: %s", e.what());
+        ddp::spank::log_error(e.what());
         return -1;
       }
       if (!state().deferred_error) state().deferred_error = e.what();
@@ -140,12 +145,15 @@ int on_option(int val, const char* optarg, int remote) {
 
 }  // namespace
 
+void forget_inherited_options() {
+  for (std::size_t i = 0; i < kOptionCount; ++i) (void)unsetenv(inherited_variable(i).c_str());
+}
+
 int register_options(spank_t sp) {
   for (std::size_t i = 0; i < kOptionCount; ++i) {
     const spank_err_t rc = spank_option_register(sp, &spank_options[i]);
     if (rc != ESPANK_SUCCESS) {
-      slurm_error("spank_ddp: cannot register --%s: %s", spank_options[i].name,
-                  spank_strerror(rc));
+      log_error(std::string("cannot register --") + spank_options[i].name + ": " + spank_strerror(rc));
       return -1;
     }
   }

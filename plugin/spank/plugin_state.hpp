@@ -59,6 +59,12 @@ inline constexpr const char* kLogPrefix = "spank_ddp: ";
 // In a task: a line on its stderr (srun's terminal or the job's output), after kLogPrefix.
 void tell_user(const std::string& line);
 
+// A line in Slurm's log (slurmd's, or srun's stderr), after kLogPrefix. Users write parts of
+// every message (a path, a value, an exception), so control characters are escaped: another
+// user's bytes never reach an admin's terminal as commands (printable.hpp).
+void log_error(const std::string& line);
+void log_info(const std::string& line);
+
 // Runs a hook body; any exception becomes a logged error and a Slurm error code, so nothing ever
 // unwinds into Slurm's C code.
 template <class Body>
@@ -66,9 +72,9 @@ int guarded(const char* hook, Body&& body) noexcept {
   try {
     return body();
   } catch (const std::exception& e) {
-    slurm_error("spank_ddp: %s: %s", hook, e.what());
+    log_error(std::string(hook) + ": " + e.what());
   } catch (...) {
-    slurm_error("spank_ddp: %s: unexpected internal error", hook);
+    log_error(std::string(hook) + ": unexpected internal error");
   }
   return -1;
 }

@@ -1,6 +1,7 @@
 // The symbols Slurm's plugin loader looks for, and the hooks that every context shares.
 // SPANK_PLUGIN() is not used: in C++ its const globals get internal linkage and the loader then
 // reports "Plugin name/type/version symbol missing".
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,10 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
     }
     // sbatch and salloc ignore the static option table: they learn options only this way, and
     // registering in other contexts as well would register them twice and disable them.
-    if (ctx == S_CTX_ALLOCATOR) return ddp::spank::register_options(sp);
+    if (ctx == S_CTX_ALLOCATOR) {
+      if (std::getenv("SLURM_JOB_ID") != nullptr) ddp::spank::forget_inherited_options();
+      return ddp::spank::register_options(sp);
+    }
     if (ctx == S_CTX_LOCAL) ddp::spank::remember_job_shape();
     if (ctx == S_CTX_SLURMD) ddp::spank::slurmd_started();
     return 0;

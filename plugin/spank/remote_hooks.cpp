@@ -21,16 +21,6 @@
 #include "user_chain.hpp"
 #include "watch_launch.hpp"
 
-namespace ddp::spank {
-
-// The task's stderr goes to srun's terminal or the job's output file.
-void tell_user(const std::string& line) {
-  const std::string text = std::string(kLogPrefix) + line + "\n";
-  (void)!write(STDERR_FILENO, text.data(), text.size());
-}
-
-}  // namespace ddp::spank
-
 namespace {
 
 using ddp::spank::state;
@@ -114,7 +104,7 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
       // says why in slurmd's log (a refused directory would otherwise be seen only with
       // --ddp-verbose).
       if (!s.node->from_file && !s.config.node_facts_dir.empty())
-        slurm_info("spank_ddp: node topology %s", s.node->how.c_str());
+        ddp::spank::log_info("node topology " + s.node->how);
     } catch (const std::exception& e) {
       // The plan goes on without it, and says so (NCCL and Slurm then choose).
       s.node_problem = std::string("cannot load the node topology: ") + e.what();
@@ -172,7 +162,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     (void)spank_unsetenv(sp, ddp::plan::kWatchTokenVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
-      slurm_error("spank_ddp: %s", s.deferred_error->c_str());
+      ddp::spank::log_error(*s.deferred_error);
       return -1;
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch
@@ -212,14 +202,14 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
       // The preflight sees the environment and CPUs the program will get.
       if (const auto preflight = ddp::plan::plan_preflight(*s.step, s.config))
         if (const auto failed = ddp::spank::run_preflight(sp, *preflight)) {
-          slurm_error("spank_ddp: %s", failed->c_str());
+          ddp::spank::log_error(*failed);
           return -1;
         }
       // Last, for the program: a step the preflight stopped has its own report, and no program
       // whose failure the watch would have to name.
       if (task.local_id == 0) ddp::spank::start_watch(sp, *s.step, s.watch_key);
     } catch (const std::exception& e) {
-      slurm_error("spank_ddp: %s", e.what());
+      ddp::spank::log_error(e.what());
       return -1;
     }
     return 0;

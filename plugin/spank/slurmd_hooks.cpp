@@ -15,16 +15,16 @@ void slurmd_started() {
   const auto& s = state();
   // A plugstack.conf error is reported by every DDP step; the node itself keeps running.
   if (s.config_error) {
-    slurm_error("spank_ddp: %s", s.config_error->c_str());
+    log_error(*s.config_error);
     return;
   }
   if (s.config.node_facts_dir.empty()) return;
   try {
     const auto node = plan::rebuild_node_facts(node_facts_store(s.config), s.config.topology_xml);
-    slurm_info("spank_ddp: node topology %s", node.how.c_str());
+    log_info("node topology " + node.how);
   } catch (const std::exception& e) {
-    slurm_error("spank_ddp: cannot load the node topology at slurmd's start (steps will try "
-                "again): %s", e.what());
+    log_error(std::string("cannot load the node topology at slurmd's start (steps will try again): ") +
+              e.what());
   }
 }
 

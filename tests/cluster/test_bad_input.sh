@@ -35,6 +35,20 @@ jobs_after=$("$RUN" squeue -h -t all -o %i | sort)
 new_jobs=$(comm -13 <(echo "$jobs_before") <(echo "$jobs_after"))
 [ -z "$new_jobs" ] || fail "a rejected command still submitted a job: $new_jobs"
 
+# What the cli_filter must not refuse: leading zeros are the same count (as the plugin reads it),
+# and a --gpus-per-node of the same count, typed, is the same request (Slurm then judges the type,
+# which the lab's GPUs do not have).
+out=$("$RUN" sbatch --test-only --ddp-nodes=0000000001 --ddp-gpus=2 --wrap true 2>&1) ||
+  fail "--ddp-nodes=0000000001 was refused: $out"
+expect_contains "$out" "using 2 processors on nodes n1" "leading zeros"
+out=$("$RUN" sbatch --test-only --ddp-nodes=1 --ddp-gpus=2 --gpus-per-node=gpu:a100:2 --wrap true 2>&1 || true)
+[[ $out != *"conflicts with"* ]] || fail "a typed --gpus-per-node of the same count was refused: $out"
+expect_contains "$out" "Invalid generic resource" "the type reached Slurm"
+# A job submitted from inside a DDP allocation takes only the --ddp-* options given to it, not
+# the allocation's (Slurm hands those to the steps through the environment).
+out=$("$RUN" salloc --ddp-nodes=2 --ddp-gpus=2 sbatch --test-only --wrap true 2>&1)
+expect_contains "$out" "using 1 processors on nodes" "a job from inside a job"
+
 # Inside an allocation the shape is fixed: the plugin fails the step and says why.
 out=$(run_expect_failure "step on fewer nodes than asked" \
   "$RUN" salloc -N2 srun -N1 -n1 --ddp-nodes=2 true)

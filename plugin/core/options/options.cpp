@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <algorithm>
+
 #include "error.hpp"
 #include "names.hpp"
 #include "parse.hpp"
@@ -106,8 +108,13 @@ void apply_user_option(UserOptions& options, std::string_view name, std::string_
     // made where the plugstack configuration is known.
     if (!value.empty() && value.front() == '/') {
       constexpr std::size_t kMaxPath = 4096;
-      if (value.size() > kMaxPath || value.find_first_of(std::string("\0\n", 2)) != std::string_view::npos ||
-          value.size() < 6 || value.substr(value.size() - 5) != ".yaml")
+      // A path goes into messages and slurmd's log: no control characters (a newline, an
+      // escape sequence), which no file a user means to name holds.
+      const bool controls = std::any_of(value.begin(), value.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (value.size() > kMaxPath || controls || value.size() < 6 ||
+          value.substr(value.size() - 5) != ".yaml")
         throw PlanError(opt(name) + "=" + quoted(value) +
                         " is not a profile file; give a profile name, or (where the site allows "
                         "user profiles) an absolute path ending in .yaml");
