@@ -21,3 +21,15 @@ function(ddp_contract_library name)
   target_include_directories(${name} PUBLIC ${dir}/include ${PROJECT_BINARY_DIR}/generated)
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 endfunction()
+
+# ddp_seal_library(NAME CONTRACT): the sealing of values and datagrams (seal.hpp) as a static
+# library NAME on libcrypto, beside the contract library CONTRACT it was built with: libddp and
+# the failure watch link it; the plugin does not.
+function(ddp_seal_library name contract)
+  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
+  add_library(${name} STATIC ${dir}/src/seal.cpp)
+  target_include_directories(${name} PUBLIC ${dir}/include)
+  target_link_libraries(${name} PUBLIC ${contract} OpenSSL::Crypto)
+  set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+                                           POSITION_INDEPENDENT_CODE ON)
+endfunction()

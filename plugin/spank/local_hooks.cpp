@@ -49,14 +49,15 @@ extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
   if (spank_context() != S_CTX_LOCAL) return 0;
   return ddp::spank::guarded("local_user_init", [&] {
     auto& s = state();
-    // Every step that may become a DDP step gets its watch's token (watch_plan.hpp): from here it
-    // reaches slurmstepd on each node in the step's environment, and no task.
+    // Every step that may become a DDP step gets its secrets (watch_plan.hpp): from here they
+    // reach slurmstepd on each node in the step's environment, and the tasks only as the plugin
+    // passes them on.
     const bool may_be_ddp = !s.options.off && (s.options.requested ||
                                                s.config.activation == ddp::plan::Activation::Always);
-    if (may_be_ddp && !(s.options.watch && !s.options.watch->on)) {
-      const auto token = ddp::plan::encode_watch_token(ddp::plan::new_watch_token());
-      if (setenv(ddp::plan::kWatchTokenVar, token.c_str(), 1) != 0)
-        throw std::runtime_error("cannot set " + std::string(ddp::plan::kWatchTokenVar));
+    if (may_be_ddp) {
+      const auto token = ddp::plan::encode_step_token(ddp::plan::new_step_token());
+      if (setenv(ddp::plan::kStepTokenVar, token.c_str(), 1) != 0)
+        throw std::runtime_error("cannot set " + std::string(ddp::plan::kStepTokenVar));
     }
     if (!s.options.requested) return 0;
     ddp::plan::StepRoleInput in;

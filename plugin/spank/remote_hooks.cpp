@@ -130,10 +130,11 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
       if (role && !role->check_gpus) options.gpus_per_node.reset();
       auto facts = ddp::spank::read_step_facts(sp, s.node, s.node_problem);
       facts.job_has_shape = role && role->job_has_shape;
-      if (const auto text = ddp::spank::get_env(sp, ddp::plan::kWatchTokenVar))
-        if (const auto token = ddp::plan::decode_watch_token(*text)) {
+      if (const auto text = ddp::spank::get_env(sp, ddp::plan::kStepTokenVar))
+        if (const auto token = ddp::plan::decode_step_token(*text)) {
           s.watch_key = token->key;
           facts.watch_nonce = token->nonce;
+          facts.store_key = token->store_key;
         }
       const auto choice = ddp::plan::choose_profile(
           options, s.config, ddp::spank::get_env(sp, "SLURM_CLUSTER_NAME"), facts.hostname,
@@ -159,7 +160,7 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     // srun's notes to slurmstepd are no business of the program's.
     (void)spank_unsetenv(sp, ddp::plan::kStepRoleVar);
     (void)spank_unsetenv(sp, ddp::plan::kUserProfileVar);
-    (void)spank_unsetenv(sp, ddp::plan::kWatchTokenVar);
+    (void)spank_unsetenv(sp, ddp::plan::kStepTokenVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
       ddp::spank::log_error(*s.deferred_error);

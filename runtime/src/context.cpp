@@ -54,6 +54,27 @@ std::optional<bool> read_store_relay(const EnvReader& env) {
   return *on;
 }
 
+// The value is a secret: a message never repeats it.
+std::optional<std::string> read_store_key(const EnvReader& env) {
+  const auto value = setting(env, c::kDdpStoreKey);
+  if (!value) return std::nullopt;
+  if (value->size() != c::kStoreKeyHexDigits || value->find_first_not_of("0123456789abcdef") != std::string::npos)
+    env.fail(std::string(c::kDdpStoreKey) + " is not a step's secret as spank_ddp writes it (" +
+             std::to_string(c::kStoreKeyHexDigits) +
+             " lowercase hex digits). Unset it: the plugin sets it for every task of a DDP step.");
+  return value;
+}
+
+unsigned read_restart_count(const EnvReader& env) {
+  const auto value = setting(env, c::kTorchelasticRestartCount);
+  if (!value) return 0;
+  try {
+    return static_cast<unsigned>(plan::parse_unsigned(c::kTorchelasticRestartCount, *value, 0, 1u << 30));
+  } catch (const std::exception& e) {
+    env.fail(std::string(e.what()) + ". Unset it, or leave it to the launcher (spank_ddp, torchrun).");
+  }
+}
+
 std::optional<std::string> read_gloo_ifname(const EnvReader& env) {
   auto names = setting(env, c::kGlooSocketIfname);
   if (!names) return names;
@@ -141,6 +162,8 @@ Context Context::from_environment(const EnvLookup& env) {
   ctx.gloo_ifname = read_gloo_ifname(reader);
   ctx.hostname_hint = read_hostname(reader);
   ctx.store_relay = read_store_relay(reader);
+  ctx.store_key = read_store_key(reader);
+  ctx.restart_count = read_restart_count(reader);
   return ctx;
 }
 

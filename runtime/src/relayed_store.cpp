@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -49,7 +48,7 @@ c10::intrusive_ptr<c10d::Store> RelayedStore::connect(const std::string& name, c
       const std::string taken = "the store relay's name on this node (@" + name +
                                 ") is held by another user's program, not by " + leader;
       if (!direct) throw Error(taken + "; set DDP_STORE_RELAY=0 to reach rank 0's store directly");
-      std::fprintf(stderr, "[ddp] warning: %s; reaching rank 0's store directly\n", taken.c_str());
+      // The leader, whose name it is, says so once for the node (rendezvous.cpp).
       return direct();
     }
     // Nobody listens yet (the leader is still starting): ECONNREFUSED for an abstract name.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <exception>
@@ -28,6 +29,8 @@
 #include "contract_views.hpp"
 #include "fd_limit.hpp"
 #include "relayed_store.hpp"
+#include "sealed_store.hpp"
+#include "seal.hpp"
 #include "missing_ranks.hpp"
 #include "parse.hpp"
 #include "rank_places.hpp"
@@ -115,7 +118,15 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
 
+// Named from the step's secret where there is one: an abstract name is listed in /proc/net/unix
+// for every user of the node once it is bound, but nobody can bind it first who does not know
+// the secret, which would otherwise cost every step with two ranks on this node its relay.
 std::string relay_name(const Context& c) {
+  if (c.store_key)
+    if (const auto secret = seal::from_hex(*c.store_key)) {
+      const auto id = seal::derive(*secret, "slurm-ddp store relay name, node " + std::to_string(c.node_rank));
+      return "slurm-ddp/store-relay/" + seal::to_hex(std::string_view(reinterpret_cast<const char*>(id.data()), 16));
+    }
   return relay::socket_name(c.master_addr, c.master_port, c.node_rank);
 }
 
@@ -125,7 +136,18 @@ Context unrelayed(Context c) {
   return c;
 }
 
-c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
+// What this rank's values are sealed with (sealed_store.hpp): nothing without the step's secret.
+SealInput seal_input(const Context& c) {
+  SealInput in;
+  if (c.store_key) in.secret = seal::from_hex(*c.store_key).value_or("");
+  in.generation = std::to_string(c.restart_count);
+  in.where = where(c);
+  return in;
+}
+
+// The connection as it is (TCP, or through the node's relay), which the relay itself passes
+// sealed values over unopened; connect() seals what this rank puts through it.
+c10::intrusive_ptr<c10d::Store> connect_raw(const Context& c, std::chrono::milliseconds timeout) {
   // A leader that does not listen soon is not waited for longer: its node's ranks reach rank 0
   // directly, in time to arrive (rank 0 then names the leader if it never comes), as they do when
   // their leader is lost later.
@@ -136,7 +158,7 @@ c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseco
     return RelayedStore::connect(
         relay_name(c), "this node's LOCAL_RANK 0 (" + this_host(c) + ")", timeout,
         std::chrono::steady_clock::now() + std::min<std::chrono::milliseconds>(timeout / 4, relay::kFindLeaderWithin),
-        [direct, timeout] { return connect(direct, timeout); });
+        [direct, timeout] { return connect_raw(direct, timeout); });
   }
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
@@ -222,7 +244,17 @@ void tell_everyone(c10d::Store& store, const std::string& report) {
 // Rank 0 after the time-out: its first connection still has a wait pending at the server, whose
 // late answer (a rank arriving now) would be read as the answer to the next request; so the
 // report goes through a connection of its own.
-c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> connect(const Context& c, std::chrono::milliseconds timeout) {
+  return sealed_if_keyed(connect_raw(c, timeout), seal_input(c));
+}
+
+// The relay's underneath a rank's sealed store, if that is how it reaches rank 0.
+RelayedStore* relayed_store(c10d::Store& store) {
+  if (auto* sealed = dynamic_cast<SealedStore*>(&store)) return dynamic_cast<RelayedStore*>(&sealed->inner());
+  return dynamic_cast<RelayedStore*>(&store);
+}
+
+c10::intrusive_ptr<c10d::Store> second_connection_raw(const Context& c, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = c.master_port;
   options.isServer = false;
@@ -230,6 +262,10 @@ c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono:
   options.waitWorkers = false;
   options.timeout = timeout;
   return compat::make_tcp_store(c.master_addr, options);
+}
+
+c10::intrusive_ptr<c10d::Store> second_connection(const Context& c, std::chrono::milliseconds timeout) {
+  return sealed_if_keyed(second_connection_raw(c, timeout), seal_input(c));
 }
 
 // A node leader's connections to rank 0 for its relay, each made when first needed and proved by
@@ -245,8 +281,28 @@ StoreRelay::Connect relay_upstream(const Context& c, std::chrono::milliseconds t
           s.set(key, std::vector<std::uint8_t>{'1'});
           s.wait({key}, timeout);
         },
-        [&] { return c.rank == 0 ? second_connection(c, timeout) : connect(direct, timeout); });
+        [&] { return c.rank == 0 ? second_connection_raw(c, timeout) : connect_raw(direct, timeout); });
   };
+}
+
+// A node's leader, before it meets: its relay, or none when another program holds the relay's
+// name. Then this node's ranks, which find that program there, reach rank 0's store directly, and
+// so does the leader (`context` says so from here); the leader says it once for the node.
+std::shared_ptr<StoreRelay> listen_or_go_direct(Context& context, std::chrono::milliseconds timeout) {
+  const std::string name = relay_name(context);
+  try {
+    return StoreRelay::listen(name, relay_upstream(context, timeout));
+  } catch (const Error& e) {
+    if (relay::name_in_use(name)) {
+      std::fprintf(stderr,
+                   "[ddp] warning: another program holds this node's store relay name (@%s); this node's "
+                   "ranks reach rank 0's store directly\n",
+                   name.c_str());
+      context = unrelayed(context);
+      return nullptr;
+    }
+    throw;
+  }
 }
 
 // Rank 0, once `world_size` tasks arrived: the verdict every rank waits for.
@@ -323,7 +379,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, c10::intrusive_ptr<
           s.set(arrival_key(c.rank), std::vector<std::uint8_t>(host.begin(), host.end()));
           // Through a node's relay that answer came from rank 0's store already, over the
           // connection the leader proved as below.
-          if (auto* relayed = dynamic_cast<RelayedStore*>(&s); relayed && relayed->relaying()) return;
+          if (auto* relayed = relayed_store(s); relayed && relayed->relaying()) return;
           // The server's first answer: it proves that a rendezvous store, not some other program,
           // listens on MASTER_PORT, and (LibTorch 1.13) arms the connection's receive time-out,
           // without which the add() below would wait forever on a listener that never answers.
@@ -523,10 +579,11 @@ std::shared_ptr<Rendezvous> Rendezvous::meet(const Context& context,
   // Rank 0's store stays open while its relay lingers after a failure, told rank 0's words first.
   const auto server = store;
   // The leader listens before it meets: its node's ranks may ask before it reached rank 0.
+  Context reach = context;
   if (detail::relayed(context) && context.local_rank == 0)
-    native->relay = detail::StoreRelay::listen(detail::relay_name(context), detail::relay_upstream(context, timeout));
+    native->relay = detail::listen_or_go_direct(reach, timeout);
   try {
-    if (!store) store = detail::connect(context, timeout);
+    if (!store) store = detail::connect(reach, timeout);
     native->store = detail::rendezvous(context, std::move(store), start, timeout);
   } catch (const Error& e) {
     // Its node's ranks read the same failure through it: the relay serves them until they left.

@@ -208,6 +208,13 @@ int socket_at(const std::string& name, bool listening) {
 
 int listen_on(const std::string& name) { return socket_at(name, true); }
 
+bool name_in_use(const std::string& name) {
+  const int fd = socket_at(name, false);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
 int connect_to(const std::string& name) { return socket_at(name, false); }
 
 bool peer_is_same_user(int fd) {

@@ -65,6 +65,8 @@ std::string socket_name(const std::string& master_addr, std::uint16_t master_por
 
 // A listening socket under `name`, or -1 with errno set (EADDRINUSE: someone holds the name).
 int listen_on(const std::string& name);
+// Whether some program listens under `name` now (a leader whose bind failed asks who took it).
+bool name_in_use(const std::string& name);
 // A socket connected to `name`, or -1 with errno set (ECONNREFUSED: nobody listens yet).
 int connect_to(const std::string& name);
 // Whether the peer of a connected Unix socket runs as this process's effective user.

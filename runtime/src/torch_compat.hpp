@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,17 @@ inline void abort_backend(const c10::intrusive_ptr<Backend>& backend) {
   if (auto* nccl = as_nccl(backend)) nccl->abort();
 #else
   (void)backend;
+#endif
+}
+
+// LibTorch 2.5 and later ask a store for a copy a second thread may use (Store::clone()); earlier
+// releases never do, and have no clone() to call.
+inline c10::intrusive_ptr<c10d::Store> clone_store(c10d::Store& store) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  return store.clone();
+#else
+  (void)store;
+  throw std::logic_error("Store::clone: LibTorch before 2.5 has none");
 #endif
 }
 

@@ -16,6 +16,11 @@ WORK=$(mktemp -d /tmp/ddp-test.XXXXXX)
 chmod 755 "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
+# Another user of the cluster, who tries what the tests' victims must survive: a system account
+# (Debian's `daemon`), never root and never the job's user.
+ATTACKER=daemon
+as_attacker() { setpriv --reuid="$ATTACKER" --regid="$(id -g "$ATTACKER")" --clear-groups "$@"; }
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1

@@ -378,17 +378,38 @@ TEST(Planner, ASitesProfileValueBeatsTorchrunsDefault) {
     }
 }
 
-TEST(Planner, TheWatchTokenTravelsAsKeyAndNonce) {
-  const auto token = p::new_watch_token();
+TEST(Planner, TheStepTokenTravelsAsKeyNonceAndStoreKey) {
+  const auto token = p::new_step_token();
   EXPECT_EQ(token.key.size(), 32u);
   EXPECT_EQ(token.nonce.size(), 16u);
-  EXPECT_NE(p::new_watch_token().key, token.key);
-  const auto back = p::decode_watch_token(p::encode_watch_token(token));
+  EXPECT_EQ(token.store_key.size(), 64u);
+  EXPECT_NE(p::new_step_token().key, token.key);
+  EXPECT_NE(token.store_key.substr(0, 32), token.key);
+  const auto back = p::decode_step_token(p::encode_step_token(token));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->key, token.key);
   EXPECT_EQ(back->nonce, token.nonce);
-  EXPECT_FALSE(p::decode_watch_token(""));
-  EXPECT_FALSE(p::decode_watch_token(token.key));
-  EXPECT_FALSE(p::decode_watch_token(token.key + "." + token.nonce + "0"));
-  EXPECT_FALSE(p::decode_watch_token(token.key + ".../../etc/x"));
+  EXPECT_EQ(back->store_key, token.store_key);
+  EXPECT_FALSE(p::decode_step_token(""));
+  EXPECT_FALSE(p::decode_step_token(token.key));
+  EXPECT_FALSE(p::decode_step_token(token.key + "." + token.nonce));
+  EXPECT_FALSE(p::decode_step_token(token.key + "." + token.nonce + "0." + token.store_key));
+  EXPECT_FALSE(p::decode_step_token(token.key + "." + token.nonce + "." + token.store_key + "0"));
+  EXPECT_FALSE(p::decode_step_token(token.key + ".../../etc/x"));
+}
+
+// Every task of the step gets the store's secret, and no summary or verbose line shows it.
+TEST(Planner, EveryTaskGetsTheStepsStoreKeyAndNoSummaryShowsIt) {
+  auto facts = two_nodes_two_tasks(1);
+  const std::string key(64, 'a');
+  facts.store_key = key;
+  const auto step = p::plan_step(facts, ddp_shape(2, 2), {});
+  for (const auto& t : plan_node(step, {{0, 1}, std::string("0,1")})) {
+    EXPECT_EQ(env_of(t).at("DDP_STORE_KEY"), key);
+    EXPECT_EQ(t.summary().find(key.substr(0, 16)), std::string::npos) << t.summary();
+  }
+  facts.store_key.reset();  // an srun without the plugin: nothing to seal with, nothing set
+  EXPECT_EQ(env_of(plan_node(p::plan_step(facts, ddp_shape(2, 2), {}), {{0, 1}, std::nullopt})[0])
+                .count("DDP_STORE_KEY"),
+            0u);
 }

@@ -16,7 +16,9 @@
 #include <string>
 #include <thread>
 
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "ddp/allreduce_bench.hpp"
 #include "ddp/context.hpp"
@@ -294,10 +296,28 @@ int pipes(const ddp::Context& ctx) {
   return 0;
 }
 
+// Not a rank: another user of the node, who connects to MASTER_ADDR:MASTER_PORT as any TCPStore
+// client may and writes `text` under `key` once it can.
+int forge(const std::string& key, const std::string& text) {
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<std::uint16_t>(std::atoi(std::getenv("MASTER_PORT")));
+  o.isServer = false;
+  o.waitWorkers = false;
+  o.timeout = std::chrono::seconds(10);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  o.useLibUV = false;  // a client; and Debian's LibTorch 2.x is built without libuv
+#endif
+  c10d::TCPStore store(std::getenv("MASTER_ADDR"), o);
+  store.set(key, std::vector<std::uint8_t>(text.begin(), text.end()));
+  std::printf("forged %s\n", key.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string scenario = argc > 1 ? argv[1] : "";
+  if (scenario == "forge" && argc > 3) return forge(argv[2], argv[3]);
   try {
     const auto ctx = ddp::Context::from_environment();
     if (scenario == "grads")
@@ -311,7 +331,7 @@ int main(int argc, char** argv) {
     if (scenario == "suspended" && argc > 2) return suspended(ctx, std::atoi(argv[2]));
     if (scenario == "lose" && argc > 3) return lose(ctx, argv[2], std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | descriptors | exchange [ABSENT_RANK] | bench | linger | pipes | suspended SECONDS | lose kill|stop|leave RANK\n");
+                 "usage: ddp_test_worker grads BUCKET_BYTES OVERLAP | meet | descriptors | exchange [ABSENT_RANK] | bench | linger | pipes | suspended SECONDS | lose kill|stop|leave RANK | forge KEY TEXT\n");
     return 2;
   } catch (const ddp::Error& e) {
     std::fprintf(stderr, "ddp error: %s\n", e.what());

@@ -37,6 +37,10 @@ struct Result {
 
 using ddp::test::free_port;
 
+// The step's secret as spank_ddp gives it to every task: the tests run the sealed store, the path
+// of every DDP step (a test passes DDP_STORE_KEY="" for LibTorch's own, as torchrun gives it).
+const char* const kStepSecret = "6c2bd1c4f0e2a8b97d35e1f0c4a6b2d8e9f1a3c5b7d9e0f2a4c6b8d0e2f4a6c8";
+
 struct Worker {
   pid_t pid = -1;
   std::string log;
@@ -51,7 +55,8 @@ Worker spawn(int rank, int world, const std::string& addr, int port,
       {"WORLD_SIZE", std::to_string(world)}, {"LOCAL_RANK", std::to_string(rank)},
       {"LOCAL_WORLD_SIZE", std::to_string(world)}, {"MASTER_ADDR", addr},
       {"MASTER_PORT", std::to_string(port)}, {"GLOO_SOCKET_IFNAME", "lo"},
-      {"OMP_NUM_THREADS", "1"}, {"DDP_RENDEZVOUS_TIMEOUT", "4"}, {"DDP_TIMEOUT", "20"}};
+      {"OMP_NUM_THREADS", "1"}, {"DDP_RENDEZVOUS_TIMEOUT", "4"}, {"DDP_TIMEOUT", "20"},
+      {"DDP_STORE_KEY", kStepSecret}};
   for (const auto& [k, v] : extra) env[k] = v;
   std::vector<std::string> env_strings, argv_strings{DDP_TEST_WORKER};
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
@@ -212,6 +217,33 @@ TEST(Rendezvous, APortInUseIsNamed) {
 // brought, and every rank ends at once with the same words, naming the variable and the ranks.
 // The rendezvous time-out is long here, so that a verdict reached only by it shows as one even
 // when the machine is busy.
+// Another user writes a failed verdict into rank 0's store before rank 0 gives its own (rank 2
+// never comes, so rank 0 gives none until its time-out): rank 1, which reads it at once, ends
+// naming tampering, not with the forged words. Without the step's secret (LibTorch's store as
+// torchrun and Python programs use it) the forged words are believed.
+TEST(Rendezvous, AForgedVerdictIsNamedAsTamperingNotBelieved) {
+  for (const bool sealed : {true, false}) {
+    const int port = free_port();
+    const std::map<std::string, std::string> key = {{"DDP_STORE_KEY", sealed ? kStepSecret : ""}};
+    std::vector<Worker> ranks{spawn(0, 3, "127.0.0.1", port, {"meet"}, key)};
+    std::vector<Worker> stranger;
+    for (int tries = 0; tries < 100; ++tries) {
+      stranger = {spawn(9, 3, "127.0.0.1", port, {"forge", "ddp/verdict", "failed rank 1 is lost (forged)"})};
+      if (collect(stranger).front().status == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ranks.push_back(spawn(1, 3, "127.0.0.1", port, {"meet"}, key));
+    const std::string heard = collect(ranks)[1].output;
+    if (sealed) {
+      EXPECT_NE(heard.find("holds an entry 'ddp/verdict' that no rank of this step wrote"), std::string::npos) << heard;
+      EXPECT_NE(heard.find("(tampering)"), std::string::npos) << heard;
+      EXPECT_EQ(heard.find("(forged)"), std::string::npos) << heard;
+    } else {
+      EXPECT_NE(heard.find("rank 1 is lost (forged)"), std::string::npos) << heard;
+    }
+  }
+}
+
 TEST(Rendezvous, ADifferentWorldSizeIsNamedOnEveryRank) {
   const int port = free_port();
   const std::map<std::string, std::string> long_wait{{"DDP_RENDEZVOUS_TIMEOUT", "60"}};

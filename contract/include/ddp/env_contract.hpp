@@ -5,6 +5,7 @@
 // names say what the plugin decided, for logs, for `ddp-plan` and for the runtime.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,12 @@ inline constexpr const char* kDdpTimeout = "DDP_TIMEOUT";
 inline constexpr const char* kDdpPeerTimeout = "DDP_PEER_TIMEOUT";  // 0: the watch is off
 // 1: each node's LOCAL_RANK 0 relays its node's store requests to rank 0 (a switch, not seconds).
 inline constexpr const char* kDdpStoreRelay = "DDP_STORE_RELAY";
+// The step's secret (kStoreKeyHexDigits lowercase hex digits), which srun draws per step and the
+// plugin gives every task of the step: libddp seals what it puts in the rendezvous store with it
+// and names its node relay after it. A process's environment is its owner's to read (and
+// root's), so another user of the node never sees it; it is never printed.
+inline constexpr const char* kDdpStoreKey = "DDP_STORE_KEY";
+inline constexpr std::size_t kStoreKeyHexDigits = 64;
 
 // Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
 inline const std::vector<std::string>& rank_variable_names() {
@@ -86,7 +93,7 @@ inline const std::vector<std::string>& rank_variable_names() {
       kDdpGpu,     kDdpStepGpus,  kDdpPortSource, kDdpLauncher,    kDdpGpuBusId,
       kDdpNic,     kDdpCpus,      kDdpProfile,   kDdpWatch,       kGroupWorldSize,
       kRoleRank,   kRoleWorldSize, kTorchelasticRunId, kTorchelasticRestartCount,
-      kTorchelasticMaxRestarts, kTorchelasticErrorFile, kTorchelasticUseAgentStore};
+      kTorchelasticMaxRestarts, kTorchelasticErrorFile, kTorchelasticUseAgentStore, kDdpStoreKey};
   return names;
 }
 

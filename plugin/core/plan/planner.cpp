@@ -183,6 +183,7 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
     plan.env.push_back({contract::kGlooSocketIfname, *placement.socket_interface, false});
   }
   plan.env.push_back({contract::kDdpProfile, prof.name.empty() ? "none" : prof.name, true});
+  if (f.store_key) plan.env.push_back({contract::kDdpStoreKey, *f.store_key, true});
   for (const auto& v : prof.env) plan.env.push_back({v.name, v.value, v.forced});
   // After the profile's: a site's value for these beats torchrun's default, a user's beats both.
   for (auto& [name, value] : contract::torchrun_defaults()) plan.env.push_back({name, value, false});

@@ -8,6 +8,7 @@
 #include "error.hpp"
 #include "planner.hpp"
 #include "control.hpp"
+#include "ddp/env_contract.hpp"
 
 namespace ddp::plan {
 
@@ -79,29 +80,42 @@ std::string hex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-}  // namespace
-
-WatchToken new_watch_token() {
-  unsigned char bytes[watch::kKeyHexDigits / 2 + kNonceHexDigits / 2];
+// `n` random bytes as lowercase hex digits.
+std::string random_hex(std::size_t n) {
+  unsigned char bytes[64];
+  if (n > sizeof bytes) throw PlanError("random_hex: too many bytes");
   std::size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw PlanError(std::string("getrandom: ") + std::strerror(errno));
-    got += static_cast<std::size_t>(n);
+  while (got < n) {
+    const ssize_t r = ::getrandom(bytes + got, n - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) throw PlanError(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(r);
   }
-  return {hex(bytes, watch::kKeyHexDigits / 2), hex(bytes + watch::kKeyHexDigits / 2, kNonceHexDigits / 2)};
+  return hex(bytes, n);
 }
 
-std::string encode_watch_token(const WatchToken& token) { return token.key + "." + token.nonce; }
+bool lowercase_hex(const std::string& s, std::size_t digits) {
+  return s.size() == digits && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
-std::optional<WatchToken> decode_watch_token(const std::string& text) {
-  const auto dot = text.find('.');
-  if (dot == std::string::npos) return std::nullopt;
-  WatchToken t{text.substr(0, dot), text.substr(dot + 1)};
-  // The nonce is read as a half-length key: the same digits.
-  if (!watch::valid_key(t.key) || t.nonce.size() != kNonceHexDigits ||
-      !watch::valid_key(t.nonce + t.nonce))
+}  // namespace
+
+StepToken new_step_token() {
+  return {random_hex(watch::kKeyHexDigits / 2), random_hex(kNonceHexDigits / 2),
+          random_hex(contract::kStoreKeyHexDigits / 2)};
+}
+
+std::string encode_step_token(const StepToken& token) {
+  return token.key + "." + token.nonce + "." + token.store_key;
+}
+
+std::optional<StepToken> decode_step_token(const std::string& text) {
+  const auto first = text.find('.');
+  const auto second = first == std::string::npos ? first : text.find('.', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  StepToken t{text.substr(0, first), text.substr(first + 1, second - first - 1), text.substr(second + 1)};
+  if (!lowercase_hex(t.key, watch::kKeyHexDigits) || !lowercase_hex(t.nonce, kNonceHexDigits) ||
+      !lowercase_hex(t.store_key, contract::kStoreKeyHexDigits))
     return std::nullopt;
   return t;
 }

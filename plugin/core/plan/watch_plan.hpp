@@ -34,18 +34,22 @@ std::string watch_program(const PlugstackConfig& config);
 // What this node's watch is told.
 watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan);
 
-// srun makes a token per step and hands it to slurmstepd in the step's environment (never to the
-// tasks): the key that the step's watches sign their datagrams with, and a nonce that makes the
-// error file directory's name unguessable, so that no other user can make it first.
-inline constexpr const char* kWatchTokenVar = "SLURM_SPANK_DDP_WATCH";
-struct WatchToken {
-  std::string key;    // watch::kKeyHexDigits lowercase hex digits
-  std::string nonce;  // 16 lowercase hex digits
+// srun makes a token per step and hands it to slurmstepd in the step's environment (never as such
+// to the tasks): the key that the step's watches seal their datagrams with (the watch's alone), a
+// nonce that makes the error file directory's name unguessable, so that no other user can make it
+// first, and the secret every task gets as DDP_STORE_KEY (contract::kDdpStoreKey), which libddp
+// seals the rendezvous store's values with. Two secrets, so that a program that prints its
+// environment gives away its store, not the watch that would name its failure.
+inline constexpr const char* kStepTokenVar = "SLURM_SPANK_DDP_WATCH";
+struct StepToken {
+  std::string key;        // watch::kKeyHexDigits lowercase hex digits
+  std::string nonce;      // 16 lowercase hex digits
+  std::string store_key;  // contract::kStoreKeyHexDigits lowercase hex digits
 };
 // From the kernel's random numbers; throws PlanError when there are none.
-WatchToken new_watch_token();
-std::string encode_watch_token(const WatchToken& token);
-// nullopt for anything but "KEY.NONCE" of the right lengths and digits.
-std::optional<WatchToken> decode_watch_token(const std::string& text);
+StepToken new_step_token();
+std::string encode_step_token(const StepToken& token);
+// nullopt for anything but "KEY.NONCE.STORE_KEY" of the right lengths and digits.
+std::optional<StepToken> decode_step_token(const std::string& text);
 
 }  // namespace ddp::plan

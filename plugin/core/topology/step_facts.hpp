@@ -27,6 +27,9 @@ struct StepFacts {
   // The failure watch: srun's per-step nonce for the ranks' error file directory (unset from an
   // srun without the plugin), and where that directory goes (the task's TMPDIR, else /tmp).
   std::optional<std::string> watch_nonce;
+  // The step's secret from srun's token (contract::kDdpStoreKey), for every task; unset from an
+  // srun without the plugin.
+  std::optional<std::string> store_key;
   std::string tmpdir = "/tmp";
   // srun found that the job's allocation has the asked DDP shape: a mismatch is then this step's
   // own, and the fix is --ddp=off or srun --ddp, not the cli_filter.

@@ -37,6 +37,15 @@ struct Context {
   // so that rank 0 serves a few connections per node instead of one or two per rank; 0: every rank
   // reaches it itself. Unset: relayed (runtime/src/relay_rule.hpp).
   std::optional<bool> store_relay;
+  // DDP_STORE_KEY: the step's secret, which spank_ddp gives every task of a DDP step (64 hex
+  // digits). With it, everything libddp puts in the rendezvous store is sealed, so that another
+  // user who connects to MASTER_PORT can neither read nor forge it; without it (torchrun, a plain
+  // srun) the store is LibTorch's, open to anyone on the network, as it is for a Python program.
+  // describe() never shows it.
+  std::optional<std::string> store_key;
+  // TORCHELASTIC_RESTART_COUNT: how often the job was started again (requeued); part of what a
+  // sealed value is bound to, so that one from an earlier attempt does not pass in this one.
+  unsigned restart_count = 0;
 
   // Throws ddp::Error naming the variable, its value, what is allowed and how to launch instead.
   static Context from_environment();                      // the process's environment
