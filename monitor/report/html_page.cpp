@@ -1,12 +1,22 @@
 #include "html_page.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "error.hpp"
+#include "monitor_files.hpp"
 #include "page_assets.hpp"
 #include "human_text.hpp"
+#include "printable.hpp"
 #include "step_charts.hpp"
 #include "step_text.hpp"
 #include "svg_chart.hpp"
@@ -137,7 +147,8 @@ Json chart_json(const Chart& c, const std::string& figure) {
     for (const auto& [label, values] : {std::pair{"max", &c.nodes.max}, std::pair{"median", &c.nodes.median},
                                         std::pair{"min", &c.nodes.min}})
       series.push_back({{"label", std::string("nodes' ") + label}, {"values", values_json(*values)}});
-  for (const ChartLine& l : c.lines) series.push_back({{"label", l.label}, {"values", values_json(l.values)}});
+  for (const ChartLine& l : c.lines)
+    series.push_back({{"label", plan::printable(l.label)}, {"values", values_json(l.values)}});
   return {{"figure", figure},
           {"unit", metric_info(c.metric).unit},
           {"bins", c.axis->bins},
@@ -171,8 +182,54 @@ std::string step_section(const JudgedStep& js, Json& charts) {
   return s + "</section>\n";
 }
 
+plan::PlanError not_written(const std::string& path, const std::string& why) {
+  return plan::PlanError(plan::printable(path) + ": cannot be written: " + why +
+                         ". Fix: choose a writable path for --html");
+}
+
+// A name no one else can have taken: O_EXCL refuses one that exists, a link included.
+Fd new_file_beside(int dir, const std::string& name, std::string& temp) {
+  std::random_device random;
+  for (int tries = 0; tries < 16; ++tries) {
+    temp = "." + name + "." + std::to_string(random()) + ".tmp";
+    Fd fd(::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+    if (fd.get() >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return Fd();
+}
+
+bool write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 }  // namespace
+
+void write_page_file(const std::string& path, const std::string& page) {
+  const std::filesystem::path p(path);
+  const std::string name = p.filename().string();
+  const std::string dir_path = p.has_parent_path() ? p.parent_path().string() : ".";
+  if (name.empty() || name == "." || name == "..") throw not_written(path, "it names a directory");
+  const Fd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0)
+    throw not_written(path, "its directory cannot be opened: " + std::string(std::strerror(errno)));
+  std::string temp;
+  Fd out = new_file_beside(dir.get(), name, temp);
+  if (out.get() < 0) throw not_written(path, std::strerror(errno));
+  int err = write_all(out.get(), page) ? 0 : errno;
+  if (::close(out.release()) != 0 && !err) err = errno;
+  if (!err && ::renameat(dir.get(), temp.c_str(), dir.get(), name.c_str()) != 0) err = errno;
+  if (err) {
+    ::unlinkat(dir.get(), temp.c_str(), 0);
+    throw not_written(path, std::strerror(err));
+  }
+}
 
 std::string render_page(const std::vector<JudgedStep>& steps, const std::string& generator) {
   std::string title = "ddp-report";

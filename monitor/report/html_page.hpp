@@ -21,4 +21,9 @@ struct JudgedStep {
 // `generator`: what made the page ("ddp-report 0.1.0"), said at its foot.
 std::string render_page(const std::vector<JudgedStep>& steps, const std::string& generator);
 
+// Writes `page` to `path`, replacing what is there: into a new file beside it, then renamed over
+// it, so a link or a FIFO another user put at `path` is replaced, never written through. Throws
+// ddp::plan::PlanError saying why it could not.
+void write_page_file(const std::string& path, const std::string& page);
+
 }  // namespace ddp::monitor

@@ -160,7 +160,7 @@ std::string site_profile_dir(const std::string& snippet) {
   return plan::PlugstackConfig{}.profile_dir;
 }
 
-std::vector<std::string> find_job_files(const JobRef& ref, const std::string& profile_dir,
+std::vector<MonitorFile> find_job_files(const JobRef& ref, const std::string& profile_dir,
                                         const SlurmQuery& slurm) {
   std::string why_not;
   const auto facts = slurm(ref.job, why_not);
@@ -176,11 +176,12 @@ std::vector<std::string> find_job_files(const JobRef& ref, const std::string& pr
     }
   }
   if (!facts) dirs.push_back(current_dir());
-  std::vector<std::string> files, seen;
+  std::vector<MonitorFile> files;
+  std::vector<std::string> seen;
   for (const std::string& d : dirs) {
     if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
     seen.push_back(d);
-    for (std::string& f : job_files_in(d, ref.job, ref.step)) files.push_back(std::move(f));
+    for (MonitorFile& f : job_files_in(d, ref.job, ref.step)) files.push_back(std::move(f));
   }
   if (!files.empty()) return files;
   std::string id = std::to_string(ref.job) + (ref.step ? "." + std::to_string(*ref.step) : "");

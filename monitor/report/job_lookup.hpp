@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "monitor_files.hpp"
+
 namespace ddp::monitor {
 
 struct JobRef {
@@ -41,7 +43,7 @@ std::string site_profile_dir(const std::string& plugstack_snippet);
 // The job's files: in its working directory and in every profile's monitor.dir. When Slurm no
 // longer knows the job, in the current directory. Throws ddp::plan::PlanError saying where it
 // looked and how to name the files instead.
-std::vector<std::string> find_job_files(const JobRef& ref, const std::string& profile_dir,
+std::vector<MonitorFile> find_job_files(const JobRef& ref, const std::string& profile_dir,
                                         const SlurmQuery& slurm = ask_slurm);
 
 }  // namespace ddp::monitor

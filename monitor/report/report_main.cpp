@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "error.hpp"
 #include "html_page.hpp"
 #include "job_lookup.hpp"
 #include "monitor_files.hpp"
+#include "printable.hpp"
 #include "step_json.hpp"
 #include "step_report.hpp"
 #include "step_text.hpp"
@@ -21,8 +21,9 @@ namespace {
 namespace mon = ddp::monitor;
 
 // A path that exists is read as one; else JOBID[.STEP] is looked up; else the path's error.
-std::vector<std::string> files_of(const std::vector<std::string>& args, const std::string& profile_dir) {
-  std::vector<std::string> files;
+std::vector<mon::MonitorFile> files_of(const std::vector<std::string>& args,
+                                       const std::string& profile_dir) {
+  std::vector<mon::MonitorFile> files;
   for (const std::string& a : args) {
     std::error_code ec;
     const auto job = mon::parse_job_ref(a);
@@ -33,10 +34,13 @@ std::vector<std::string> files_of(const std::vector<std::string>& args, const st
   return files;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out.write(text.data(), static_cast<std::streamsize>(text.size())) || !out.flush())
-    throw ddp::plan::PlanError(path + ": cannot be written. Fix: choose a writable path for --html");
+// The text shows each file's warnings; with --json stdout is a script's, and whoever ran it
+// reads them here.
+void warn(const std::vector<mon::StepData>& steps) {
+  for (const mon::StepData& s : steps)
+    for (const mon::NodeLog& n : s.nodes)
+      for (const std::string& w : n.warnings)
+        std::cerr << "ddp-report: warning: " << ddp::plan::printable(w) << "\n";
 }
 
 }  // namespace
@@ -63,7 +67,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     std::vector<mon::FileHead> heads;
-    for (const std::string& f : files_of(args, profile_dir)) heads.push_back(mon::read_head(f));
+    for (const mon::MonitorFile& f : files_of(args, profile_dir)) heads.push_back(mon::read_head(f));
     // Each step's files are read through once; what stays is bounded by nodes and time bins.
     std::vector<mon::StepData> steps;
     for (const mon::StepFiles& files : mon::group_by_step(std::move(heads)))
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
       nlohmann::ordered_json out = {{"format", mon::kReportFormat}, {"steps", nlohmann::ordered_json::array()}};
       for (const mon::JudgedStep& j : judged) out["steps"].push_back(mon::step_json(*j.step, j.verdicts));
       std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+      warn(steps);
     } else {
       for (std::size_t i = 0; i < judged.size(); ++i)
         std::cout << (i ? "\n" : "") << mon::format_step(*judged[i].step, judged[i].verdicts);
@@ -82,11 +87,13 @@ int main(int argc, char** argv) {
     if (!html.empty()) {
       const std::string page =
           mon::render_page(judged, std::string("ddp-report ") + ddp::plan::kVersion);
-      write_file(html, page);
-      std::cerr << "ddp-report: wrote " << html << " (" << page.size() << " bytes)\n";
+      mon::write_page_file(html, page);
+      std::cerr << "ddp-report: wrote " << ddp::plan::printable(html) << " (" << page.size()
+                << " bytes)\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "ddp-report: " << e.what() << "\n";
+    // Messages quote paths and lines of the files, which may be another user's.
+    std::cerr << "ddp-report: " << ddp::plan::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -2,10 +2,31 @@
 
 #include <cmath>
 
+#include "printable.hpp"
+
 namespace ddp::monitor {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// nlohmann's dump throws on a string that is not UTF-8 (type_error 316), and a file's name may be
+// any bytes, as may what a message quotes: such a byte is written as U+FFFD instead.
+Json text(const std::string& s) {
+  if (plan::valid_utf8(s)) return s;
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = plan::utf8_sequence_length(s, i);
+    out += n ? s.substr(i, n) : std::string("\xef\xbf\xbd");
+    i += n ? n : 1;
+  }
+  return out;
+}
+
+Json texts(const std::vector<std::string>& list) {
+  Json out = Json::array();
+  for (const std::string& s : list) out.push_back(text(s));
+  return out;
+}
 
 // Readings are whole percents, MiB and tenths of a watt: more digits would only be noise.
 Json number(std::optional<double> v, int digits = 1) {
@@ -14,7 +35,7 @@ Json number(std::optional<double> v, int digits = 1) {
   return std::round(*v * scale) / scale;
 }
 
-Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+Json text_or_null(const std::string& s) { return s.empty() ? Json(nullptr) : text(s); }
 
 Json gpu_json(const GpuSummary& g) {
   return {{"gpu", g.info.gpu},
@@ -38,7 +59,7 @@ Json task_json(const TaskSummary& t) {
 }
 
 Json nic_json(const NicSummary& n) {
-  return {{"nic", n.nic},
+  return {{"nic", text(n.nic)},
           {"ib", n.ib},
           {"rx_bytes", n.rx_bytes},
           {"tx_bytes", n.tx_bytes},
@@ -52,27 +73,27 @@ Json node_json(const NodeLog& n) {
   for (const GpuSummary& g : s.gpus) gpus.push_back(gpu_json(g));
   for (const TaskSummary& t : s.tasks) tasks.push_back(task_json(t));
   for (const NicSummary& x : s.nics) nics.push_back(nic_json(x));
-  return {{"node", s.start->node},
+  return {{"node", text(s.start->node)},
           {"node_index", s.start->node_index},
-          {"file", n.path},
+          {"file", text(n.path)},
           {"start_unix", number(s.start->unix_time, 3)},
           {"interval_s", number(s.start->interval, 3)},
           {"duration_s", number(s.duration, 3)},
           {"samples", s.samples},
           {"complete", s.end_reason.has_value()},
-          {"end_reason", s.end_reason ? Json(*s.end_reason) : Json(nullptr)},
+          {"end_reason", s.end_reason ? text(*s.end_reason) : Json(nullptr)},
           {"gpus", std::move(gpus)},
           {"tasks", std::move(tasks)},
           {"nics", std::move(nics)},
-          {"notes", s.notes},
-          {"warnings", n.warnings}};
+          {"notes", texts(s.notes)},
+          {"warnings", texts(n.warnings)}};
 }
 
 }  // namespace
 
 Json step_json(const StepData& step, const Verdicts& v) {
   const StepTotals totals = totals_of(step);
-  const auto name = [&](std::size_t i) { return step.nodes[i].summary.start->node; };
+  const auto name = [&](std::size_t i) { return text(step.nodes[i].summary.start->node); };
   Json idle = Json::array(), slow = Json::array(), worst = Json::array(), nodes = Json::array();
   for (const IdleGpu& i : v.idle)
     idle.push_back({{"node", name(i.node)}, {"gpu", i.gpu}, {"util_mean", number(i.util_mean)}});

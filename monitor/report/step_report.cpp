@@ -1,16 +1,20 @@
 #include "step_report.hpp"
 
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "error.hpp"
+#include "printable.hpp"
 
 namespace ddp::monitor {
 namespace {
@@ -18,7 +22,10 @@ namespace {
 using plan::PlanError;
 
 // The tail read to find a file's last record: far more than one record's line.
-constexpr std::streamoff kTail = 64 * 1024;
+constexpr std::uint64_t kTail = 64 * 1024;
+
+// A parse error quotes the line it stopped in, which may be anything up to a line's bound.
+constexpr std::size_t kQuotedBytes = 512;
 
 // Parsing is the work (about 100 MB/s per thread): one thread per CPU this process may use, up to
 // a few, past which the disk or the file system is what limits.
@@ -29,9 +36,16 @@ unsigned reading_threads() {
   return static_cast<unsigned>(std::clamp(usable, 1, 8));
 }
 
+std::string said(const PlanError& e) { return plan::printable(e.what(), kQuotedBytes); }
+
 PlanError not_ours(const std::string& path, std::size_t line, const std::string& why) {
   return PlanError(path + ":" + std::to_string(line) + ": is not a ddp-monitor file: " + why +
                    ". Fix: give ddp-report the files ddp-monitor wrote (ddp-monitor-*.jsonl)");
+}
+
+PlanError first_line_too_long(const std::string& path, const ReadBounds& bounds) {
+  return not_ours(path, 1, "its first line is longer than " +
+                               format_bytes(static_cast<double>(bounds.line)));
 }
 
 StartRecord start_of(const std::string& path, const std::string& line) {
@@ -39,50 +53,69 @@ StartRecord start_of(const std::string& path, const std::string& line) {
   try {
     r = parse_record(line);
   } catch (const PlanError& e) {
-    throw not_ours(path, 1, e.what());
+    throw not_ours(path, 1, said(e));
   }
   if (!r || !std::holds_alternative<StartRecord>(r->body))
     throw not_ours(path, 1, "it does not begin with a start record");
   return std::get<StartRecord>(r->body);
 }
 
-}  // namespace
+// The last `kTail` bytes within the bound: where the file's last record is.
+std::string tail_of(const Fd& fd, const std::string& path, const ReadBounds& bounds) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    throw PlanError(path + ": cannot be read: " + std::strerror(errno) +
+                    ". Fix: check the path and its permissions");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t end = std::min(size, bounds.file);
+  const std::uint64_t from = end > kTail ? end - kTail : 0;
+  std::string tail(static_cast<std::size_t>(end - from), '\0');
+  std::size_t got = 0;
+  while (got < tail.size()) {
+    const ssize_t n = ::pread(fd.get(), tail.data() + got, tail.size() - got,
+                              static_cast<off_t>(from + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // shorter than it was a moment ago
+    got += static_cast<std::size_t>(n);
+  }
+  tail.resize(got);
+  return tail;
+}
 
-FileHead read_head(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PlanError(path + ": cannot be read. Fix: check the path and its permissions");
-  FileHead head;
-  head.path = path;
-  std::string line;
-  if (!std::getline(in, line))
-    throw PlanError(path + ": is empty; the sampler was stopped before it began");
-  head.start = start_of(path, line);
-
-  // The last complete record is the last line that parses; a line cut short is not one.
-  in.clear();
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - kTail);
-  in.seekg(from);
-  std::string tail(static_cast<std::size_t>(size - from), '\0');
-  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+// The last complete record is the last line that parses; a line cut short is not one.
+double last_time_in(const std::string& tail) {
   std::size_t end = tail.size();
   if (end > 0 && tail[end - 1] == '\n') --end;
   for (;;) {
     const std::size_t nl = end > 0 ? tail.rfind('\n', end - 1) : std::string::npos;
     const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
     try {
-      if (const auto r = parse_record(std::string_view(tail).substr(begin, end - begin))) {
-        head.last_time = r->time;
-        break;
-      }
+      const auto r = parse_record(std::string_view(tail).substr(begin, end - begin));
+      if (r) return r->time;
     } catch (const PlanError&) {
       // Cut short, or the chunk's first, partial line: try the one before.
     }
-    if (nl == std::string::npos) break;
+    if (nl == std::string::npos) return 0;
     end = nl;
   }
+}
+
+}  // namespace
+
+FileHead read_head(const MonitorFile& file, const ReadBounds& bounds) {
+  const Fd fd = open_monitor_file(file);
+  LineReader lines(fd, file.path, bounds);
+  std::string line;
+  const bool any = lines.next(line);
+  if (lines.first_skipped() == 1) throw first_line_too_long(file.path, bounds);
+  if (!any) throw PlanError(file.path + ": is empty; the sampler was stopped before it began");
+  FileHead head{file, start_of(file.path, line), 0};
+  head.last_time = last_time_in(tail_of(fd, file.path, bounds));
   return head;
+}
+
+FileHead read_head(const std::string& path, const ReadBounds& bounds) {
+  return read_head(monitor_file(path), bounds);
 }
 
 std::vector<StepFiles> group_by_step(std::vector<FileHead> heads) {
@@ -103,29 +136,29 @@ std::vector<StepFiles> group_by_step(std::vector<FileHead> heads) {
   return out;
 }
 
-NodeLog read_node_log(const std::string& path, NodeSeriesBuilder* series) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PlanError(path + ": cannot be read. Fix: check the path and its permissions");
+NodeLog read_node_log(const MonitorFile& file, NodeSeriesBuilder* series, const ReadBounds& bounds) {
+  const std::string& path = file.path;
+  const Fd fd = open_monitor_file(file);
+  LineReader lines(fd, path, bounds);
   NodeLog log;
   log.path = path;
   std::string line;
-  std::size_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    // getline stops at the end of the file too: such a last line has no newline.
-    const bool complete = !in.eof();
+  bool more = lines.next(line);
+  if (lines.first_skipped() == 1) throw first_line_too_long(path, bounds);
+  for (; more; more = lines.next(line)) {
+    const std::size_t line_no = lines.line_number();
     std::optional<Record> r;
     try {
       r = parse_record(line);
     } catch (const PlanError& e) {
-      if (line_no == 1) throw not_ours(path, 1, e.what());
+      if (line_no == 1) throw not_ours(path, 1, said(e));
       // A sampler killed while writing leaves half a line at the end: that line only is dropped.
-      if (!complete) {
+      if (!lines.complete()) {
         log.warnings.push_back(path + ":" + std::to_string(line_no) +
                                ": the last line is cut short and was skipped");
         break;
       }
-      throw PlanError(path + ":" + std::to_string(line_no) + ": " + e.what() +
+      throw PlanError(path + ":" + std::to_string(line_no) + ": " + said(e) +
                       ". Fix: give ddp-report the files ddp-monitor wrote, unchanged");
     }
     if (!r) continue;
@@ -136,11 +169,16 @@ NodeLog read_node_log(const std::string& path, NodeSeriesBuilder* series) {
   }
   if (!log.summary.start)
     throw PlanError(path + ": is empty; the sampler was stopped before it began");
+  for (std::string& w : lines.warnings()) log.warnings.push_back(std::move(w));
   log.summary.file = path;
   return log;
 }
 
-StepData read_step(const StepFiles& files) {
+NodeLog read_node_log(const std::string& path, NodeSeriesBuilder* series, const ReadBounds& bounds) {
+  return read_node_log(monitor_file(path), series, bounds);
+}
+
+StepData read_step(const StepFiles& files, const ReadBounds& bounds) {
   double origin = files.nodes.front().start.unix_time, end = origin, interval = 0;
   for (const FileHead& h : files.nodes) {
     origin = std::min(origin, h.start.unix_time);
@@ -161,7 +199,7 @@ StepData read_step(const StepFiles& files) {
       const FileHead& h = files.nodes[i];
       try {
         NodeSeriesBuilder builder(step.series.axis(), h.start.node, h.start.unix_time - origin);
-        NodeLog log = read_node_log(h.path, &builder);
+        NodeLog log = read_node_log(h.file, &builder, bounds);
         std::vector<unsigned> idle;
         for (const GpuSummary* g : log.summary.idle_gpus()) idle.push_back(g->info.gpu);
         auto values = builder.finish(idle);

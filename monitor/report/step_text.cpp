@@ -4,12 +4,37 @@
 #include <cstdio>
 
 #include "human_text.hpp"
+#include "printable.hpp"
+
 namespace ddp::monitor {
 namespace {
 
+// The text goes to a terminal, and the files may be another user's: what they say is shown with
+// its control characters escaped, so that it cannot move the cursor, clear the screen or retitle
+// the window, and no longer than any real name or note is.
+constexpr std::size_t kNameBytes = 256, kNoteBytes = 1024;
+
+std::string shown(const std::string& s, std::size_t most = kNameBytes) {
+  return plan::printable(s, most);
+}
+
+// What the node's block shows of the file: every string of it made safe to print.
+NodeSummary shown_summary(NodeSummary n) {
+  if (n.start) n.start->node = shown(n.start->node);
+  for (GpuSummary& g : n.gpus) {
+    g.info.busid = shown(g.info.busid);
+    g.info.name = shown(g.info.name);
+  }
+  for (NicSummary& x : n.nics) x.nic = shown(x.nic);
+  for (std::string& note : n.notes) note = shown(note, kNoteBytes);
+  if (n.end_reason) *n.end_reason = shown(*n.end_reason);
+  n.file = plan::printable(n.file);
+  return n;
+}
+
 std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
 
-std::string node_name(const NodeLog& n) { return n.summary.start->node; }
+std::string node_name(const NodeLog& n) { return shown(n.summary.start->node); }
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -33,8 +58,8 @@ std::string watts(double v) { return fixed(v, 0) + " W"; }
 std::string bytes(double v) { return format_bytes(v); }
 
 std::string node_block(const NodeLog& n) {
-  std::string s = format_summary(n.summary);
-  for (const std::string& w : n.warnings) s += "  warning: " + w + "\n";
+  std::string s = format_summary(shown_summary(n.summary));
+  for (const std::string& w : n.warnings) s += "  warning: " + plan::printable(w) + "\n";
   return s;
 }
 
@@ -96,7 +121,7 @@ std::string format_step(const StepData& step, const Verdicts& v) {
     if (std::find(v.worst.begin(), v.worst.end(), i) == v.worst.end())
       warnings.insert(warnings.end(), step.nodes[i].warnings.begin(), step.nodes[i].warnings.end());
   if (!warnings.empty())
-    s += "warning: " + warnings.front() +
+    s += "warning: " + plan::printable(warnings.front()) +
          (warnings.size() > 1 ? " (and " + std::to_string(warnings.size() - 1) +
                                     " more warnings about other files; --json lists them)"
                               : std::string()) +

@@ -6,6 +6,7 @@
 
 #include "summary.hpp"
 #include "human_text.hpp"
+#include "printable.hpp"
 
 namespace ddp::monitor {
 namespace {
@@ -128,12 +129,25 @@ std::string series_group(const std::string& css, const std::string& label, const
          html_escape(node) + "\">" + body + "</g>";
 }
 
+// A page may hold no control character, not even as a reference, a bidirectional override would
+// reorder what a name shows, and a byte that is not UTF-8 breaks the page's encoding: the names
+// come from files another user may have written, so those are shown as escapes. A line break or
+// a tab is white space in a page, and stays.
+std::string visible(std::string_view text) {
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = text.find_first_of("\n\t", from)) != std::string_view::npos;
+       from = at + 1)
+    out += plan::printable(text.substr(from, at - from)) + text[at];
+  return out + plan::printable(text.substr(from));
+}
+
 }  // namespace
 
 std::string html_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char ch : text) {
+  for (char ch : visible(text)) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -47,7 +47,8 @@ double nice_bytes_ceiling(double v);
 // The <figure id="FIGURE_ID"> of one chart: caption, SVG, a line for the pointer's readout, legend.
 std::string render_chart(const Chart& chart, const std::string& figure_id);
 
-// Text for HTML: & < > " ' escaped.
+// Text for HTML: & < > " ' escaped, and control characters, bidirectional overrides and bytes
+// that are not UTF-8 written as printable.hpp's escapes.
 std::string html_escape(const std::string& text);
 
 }  // namespace ddp::monitor

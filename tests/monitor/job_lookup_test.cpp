@@ -56,10 +56,10 @@ TEST(MonitorJobLookup, FilesInTheWorkingDirectoryAndInAProfilesMonitorDir) {
     EXPECT_EQ(job, 60u);
     return JobFacts{work.path(), "alice"};
   };
-  EXPECT_EQ(find_job_files({60, std::nullopt}, profiles.path(), slurm),
+  EXPECT_EQ(paths_of(find_job_files({60, std::nullopt}, profiles.path(), slurm)),
             (std::vector<std::string>{work.path() + "/ddp-monitor-60.0-n1.jsonl",
                                       scratch.path() + "/alice/60/ddp-monitor-60.1-n1.jsonl"}));
-  EXPECT_EQ(find_job_files({60, 1}, profiles.path(), slurm),
+  EXPECT_EQ(paths_of(find_job_files({60, 1}, profiles.path(), slurm)),
             std::vector<std::string>{scratch.path() + "/alice/60/ddp-monitor-60.1-n1.jsonl"});
   EXPECT_EQ(error_of([&] { find_job_files({60, 7}, profiles.path(), slurm); }),
             "found no ddp-monitor-60.7-*.jsonl file of job 60.7: looked in " + work.path() + ", " +
@@ -76,7 +76,7 @@ TEST(MonitorJobLookup, AJobSlurmForgotIsLookedForInTheCurrentDirectory) {
   };
   const auto before = std::filesystem::current_path();
   std::filesystem::current_path(here.path());
-  const auto found = find_job_files({77, std::nullopt}, profiles.path(), forgot);
+  const auto found = paths_of(find_job_files({77, std::nullopt}, profiles.path(), forgot));
   const std::string missing = error_of([&] { find_job_files({78, std::nullopt}, profiles.path(), forgot); });
   std::filesystem::current_path(before);
   EXPECT_EQ(found, std::vector<std::string>{here.path() + "/ddp-monitor-77.0-n1.jsonl"});

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../common/plan_error.hpp"
+#include "monitor_files.hpp"
 #include "record.hpp"
 
 namespace ddp::monitor::test {
@@ -62,6 +63,12 @@ inline std::string node_file(unsigned job, unsigned index, unsigned nodes, const
   }
   if (end) r.push_back({static_cast<double>(samples), EndRecord{"step-ended"}});
   return lines(r);
+}
+
+inline std::vector<std::string> paths_of(const std::vector<MonitorFile>& files) {
+  std::vector<std::string> out;
+  for (const MonitorFile& f : files) out.push_back(f.path);
+  return out;
 }
 
 using ddp::test::error_of;

@@ -15,7 +15,7 @@ namespace {
 
 StepData read_all(const std::vector<std::string>& paths) {
   std::vector<FileHead> heads;
-  for (const std::string& f : monitor_files(paths)) heads.push_back(read_head(f));
+  for (const MonitorFile& f : monitor_files(paths)) heads.push_back(read_head(f));
   auto steps = group_by_step(std::move(heads));
   EXPECT_EQ(steps.size(), 1u);
   return read_step(steps.at(0));
@@ -122,9 +122,10 @@ TEST(MonitorReport, TheFilesOfAJobAndStepInADirectory) {
   for (const char* name : {"ddp-monitor-6.0-n1.jsonl", "ddp-monitor-60.0-n1.jsonl", "ddp-monitor-60.1-n1.jsonl",
                            "ddp-monitor-60.10-n1.jsonl", "ddp-monitor-60.1-n2.jsonl", "ddp-monitor-60.1-n1.txt"})
     d.write(name, "");
-  const auto names = [&](std::vector<std::string> files) {
-    for (auto& f : files) f = std::filesystem::path(f).filename().string();
-    return files;
+  const auto names = [&](const std::vector<MonitorFile>& files) {
+    std::vector<std::string> out;
+    for (const MonitorFile& f : files) out.push_back(f.name);
+    return out;
   };
   EXPECT_EQ(names(job_files_in(d.path(), 60, std::nullopt)),
             (std::vector<std::string>{"ddp-monitor-60.0-n1.jsonl", "ddp-monitor-60.1-n1.jsonl",
