@@ -173,10 +173,10 @@ int simulate(const Options& o, HeadNode& node) {
     dup2(errp[1], 2);
     setenv(w::kKeyVariable, kKey.c_str(), 1);
     const std::string nodes = std::to_string(o.nodes), to = std::to_string(o.timeout),
-                      p = std::to_string(port), world = std::to_string(o.nodes * 8);
+                      p = std::to_string(port) + "-" + std::to_string(port), world = std::to_string(o.nodes * 8);
     execl(o.watch.c_str(), o.watch.c_str(), "--job", "1", "--step", "0", "--node", "0", "--nodes",
           nodes.c_str(), "--host", "sim0", "--world", world.c_str(), "--head", "127.0.0.1",
-          "--port", p.c_str(), "--timeout", to.c_str(), "--control-fd", "3", nullptr);
+          "--ports", p.c_str(), "--timeout", to.c_str(), "--control-fd", "3", nullptr);
     _exit(127);
   }
   setpgid(head, head);

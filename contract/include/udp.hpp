@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,8 +40,8 @@ class Udp {
   // The listener: on PORT (0: one the kernel picks, local_port() says which), IPv6 and IPv4 where
   // the node has both. Returns why not.
   std::optional<std::string> listen(unsigned port);
-  // A sender: resolves the listener's address and connects to the first address that takes.
-  // Returns why not.
+  // A sender: resolves the listener's address and connects to the first address that takes (a
+  // new socket, the old one closed, when it is aimed again). Returns why not.
   std::optional<std::string> aim(const std::string& host, unsigned port);
 
   int fd() const { return fd_; }
@@ -54,10 +55,14 @@ class Udp {
   // nullopt when none is waiting. Nothing is allocated. `refused`, if given, is set when a
   // connected socket learnt that the listener's port refused an earlier datagram.
   std::optional<std::size_t> receive(char* buf, std::size_t size, Address& from, bool* refused = nullptr) const;
+  // The listener: how many datagrams the kernel dropped so far because its queue was full
+  // (SO_RXQ_OVFL), as of the last one received; a flood shows here.
+  std::uint32_t dropped() const { return dropped_; }
 
  private:
   int fd_ = -1;
   Address head_;
+  mutable std::uint32_t dropped_ = 0;
 };
 
 }  // namespace ddp::net

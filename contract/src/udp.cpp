@@ -78,6 +78,8 @@ std::optional<std::string> Udp::listen(unsigned port) {
       fd_ = fd;
       grow_receive_buffer(fd_);
       ask_destinations(fd_, family);
+      const int on = 1;
+      (void)::setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
       return std::nullopt;
     }
     if (fd >= 0) ::close(fd);
@@ -104,6 +106,11 @@ std::optional<std::string> Udp::aim(const std::string& host, unsigned port) {
   const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) return "cannot resolve " + host + ": " + ::gai_strerror(rc);
   std::optional<std::string> why = std::string("no address for ") + host;
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+    head_ = Address{};
+  }
   // Each address in turn, until one takes: connected, the socket hears only the listener's
   // address (the kernel drops datagrams from anywhere else), and a refused port shows as an error.
   for (addrinfo* a = found; a; a = a->ai_next) {
@@ -173,7 +180,8 @@ std::optional<std::size_t> Udp::receive(char* buf, std::size_t size, Address& fr
   if (fd_ < 0) return std::nullopt;
   for (int errors = 0;;) {
     iovec iov{buf, size};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in6_pktinfo)) + CMSG_SPACE(sizeof(in_pktinfo))];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(in6_pktinfo)) + CMSG_SPACE(sizeof(in_pktinfo)) +
+                                  CMSG_SPACE(sizeof(std::uint32_t))];
     msghdr m{};
     m.msg_name = &from.addr;
     m.msg_namelen = sizeof from.addr;
@@ -195,7 +203,9 @@ std::optional<std::size_t> Udp::receive(char* buf, std::size_t size, Address& fr
     from.len = m.msg_namelen;
     from.local_family = AF_UNSPEC;
     for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
-      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        std::memcpy(&dropped_, CMSG_DATA(c), sizeof dropped_);
+      } else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
         in_pktinfo info;
         std::memcpy(&info, CMSG_DATA(c), sizeof info);
         from.local_family = AF_INET;

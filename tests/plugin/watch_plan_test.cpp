@@ -89,8 +89,8 @@ TEST(WatchPlan, EachNodesWatchIsToldTheStepAndWhereTheHeadListens) {
   const auto a = p::watch_args(step, *step.watch);
   EXPECT_EQ(ddp::watch::to_argv(a),
             (std::vector<std::string>{"--job", "17", "--step", "2", "--node", "1", "--nodes", "2",
-                                      "--host", "gn02", "--world", "8", "--head", "gn01", "--port",
-                                      std::to_string(step.port.port), "--timeout", "45",
+                                      "--host", "gn02", "--world", "8", "--head", "gn01", "--ports",
+                                      "20000-29999", "--timeout", "45",
                                       "--hung-timeout", "300", "--control-fd", "3",
                                       "--reply-fd", "4"}));
   // The error directory is the node's own (a TMPDIR may be shared), and goes in the watch's

@@ -51,8 +51,49 @@ TEST(WatchDatagram, TheKeyNeverTravels) {
   EXPECT_EQ(bytes.find(kKey), std::string::npos);
   const auto raw = w::key_bytes(kKey);
   ASSERT_TRUE(raw);
-  EXPECT_EQ(bytes.find(std::string(raw->begin(), raw->end())), std::string::npos);
+  EXPECT_EQ(bytes.find(*raw), std::string::npos);
   EXPECT_EQ(bytes.find("0123456789abcdef"), std::string::npos);
+}
+
+// Whoever holds a port the members send to (a program that took one of the step's ports by
+// chance) reads nothing: not the node's name, not a rank's exception.
+TEST(WatchDatagram, ABodyIsSecretNotOnlyAuthentic) {
+  w::Datagram d;
+  d.type = w::Datagram::Type::Fail;
+  d.id = 1;
+  d.failure.host = "gn17";
+  d.failure.error = "KeyError: 'secret-dataset-path'";
+  d.failure.where = "File \"/home/alice/train.py\", line 3";
+  w::Wire member(kKey, 1, 2);
+  const std::string bytes = member.seal(d, 0);
+  for (const char* clear : {"gn17", "secret-dataset-path", "alice", "\"how\"", "fail"})
+    EXPECT_EQ(bytes.find(clear), std::string::npos) << clear;
+  EXPECT_TRUE(w::Wire(kKey, 0, 2).open(bytes));
+}
+
+TEST(WatchDatagram, TheHeadsPortsComeFromTheKeyWithinTheSitesRange) {
+  const ddp::plan::PortRange range{20000, 29999};
+  const auto ports = w::head_ports(kKey, range);
+  ASSERT_EQ(ports.size(), w::kHeadPorts);
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    EXPECT_GE(ports[i], 20000);
+    EXPECT_LE(ports[i], 29999);
+    for (std::size_t k = 0; k < i; ++k) EXPECT_NE(ports[i], ports[k]);
+  }
+  EXPECT_EQ(w::head_ports(kKey, range), ports);  // every node computes the same
+  EXPECT_NE(w::head_ports("ffffffffffffffffffffffffffffffff", range), ports);  // another step
+  EXPECT_EQ(w::head_ports(kKey, {30000, 30000}), (std::vector<std::uint16_t>{30000}));
+  EXPECT_EQ(w::head_ports(kKey, {30000, 30001}).size(), 2u);
+  EXPECT_TRUE(w::head_ports("not a key", range).empty());
+}
+
+// Junk, and another step's datagrams, stop at the step tag: before any decryption.
+TEST(WatchDatagram, AnotherStepsDatagramStopsAtTheStepTag) {
+  const std::string theirs = w::Wire("ffffffffffffffffffffffffffffffff", 1, 3).seal(beat_of(1), 0);
+  const std::string ours = w::Wire(kKey, 1, 3).seal(beat_of(1), 0);
+  EXPECT_NE(theirs.substr(8, 8), ours.substr(8, 8));
+  EXPECT_EQ(ours.substr(8, 8), w::Wire(kKey, 2, 3).seal(beat_of(2), 0).substr(8, 8));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(theirs));
 }
 
 TEST(WatchDatagram, AnythingNotSealedWithTheKeyIsDropped) {
@@ -122,6 +163,7 @@ TEST(WatchDatagram, KeysAreThirtyTwoLowercaseHexDigits) {
   EXPECT_FALSE(w::valid_key(kKey + "0"));
   const auto raw = w::key_bytes(kKey);
   ASSERT_TRUE(raw);
-  EXPECT_EQ((*raw)[0], 0x01);
-  EXPECT_EQ((*raw)[15], 0xef);
+  ASSERT_EQ(raw->size(), 16u);
+  EXPECT_EQ(static_cast<unsigned char>((*raw)[0]), 0x01);
+  EXPECT_EQ(static_cast<unsigned char>((*raw)[15]), 0xef);
 }

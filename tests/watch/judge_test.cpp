@@ -67,6 +67,29 @@ TEST(WatchJudge, ASilentNodeFailsAfterTheTimeoutOnlyOnceHeard) {
   EXPECT_EQ(j.heard_count(), 2u);
 }
 
+// A flood on the head's port fills its queue and the kernel drops datagrams, beats among them:
+// while it drops, nobody's silence is believed, and a whole time-out without drops must pass.
+TEST(WatchJudge, NoNodeIsSilentWhileTheSocketDropsDatagrams) {
+  w::Judge j(config(3), at(0));
+  j.heard(1, "n2", "2-3", at(1));
+  j.heard(2, "n3", "4-5", at(1));
+  j.heard(2, "n3", "4-5", at(50));
+  j.dropped(at(40));
+  EXPECT_FALSE(j.verdict(at(47)));   // n2 silent 46 s, but the socket dropped 7 s ago
+  EXPECT_FALSE(j.verdict(at(85)));
+  EXPECT_GE(j.next_check(at(47)), at(85).mono);  // no busy wake meanwhile
+  const auto v = j.verdict(at(85.1));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->first.how, w::How::Silent);
+  EXPECT_EQ(v->first.node, 1u);
+  // A gap (the head's watch stopped) moves the drops on like everyone's silence.
+  w::Judge k(config(2), at(0));
+  k.heard(1, "n2", "2-3", at(1));
+  k.dropped(at(10));
+  k.discount(seconds(30));
+  EXPECT_FALSE(k.verdict(at(84)));
+}
+
 TEST(WatchJudge, ANodeThatIsDoneIsNeverSilent) {
   w::Judge j(config(2), at(0));
   j.heard(1, "n2", "1", at(1));

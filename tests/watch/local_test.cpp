@@ -140,7 +140,7 @@ TEST(WatchArgs, RoundTripAndRefusals) {
   a.host = "n2";
   a.world = 4;
   a.head = "n1";
-  a.port = 23456;
+  a.ports = {23000, 23999};
   a.timeout = 30;
   a.hung_timeout = 600;
   a.error_dir = "/tmp/ddp-42.3-x";

@@ -5,6 +5,8 @@ all on loopback) and checks what a failure, a frozen task, a silent node, a lost
 normal end do: who ends, how fast, and the one verdict.
 
 usage: watch_nodes_test.py DDP_WATCH [SCENARIO...]"""
+import hashlib
+import hmac
 import os
 import signal
 import socket
@@ -33,7 +35,7 @@ def start_time(pid):
 class Node:
     """One node: its watch, its tasks, and the stand-in slurmstepd's end of the channel."""
 
-    def __init__(self, index, nodes, ranks, port, tmp, timeout=5, key=KEY):
+    def __init__(self, index, nodes, ranks, port, tmp, timeout=5, key=KEY, ports=None):
         self.index, self.ranks = index, ranks
         self.stepd, child = socket.socketpair()
         self.log = open(os.path.join(tmp, f"watch-{index}.log"), "w+")
@@ -46,7 +48,7 @@ class Node:
         env = dict(os.environ, DDP_WATCH_KEY=key, DDP_WATCH_ERROR_DIR=tmp)
         args = [WATCH, "--job", "42", "--step", "0", "--node", str(index), "--nodes", str(nodes),
                 "--host", f"n{index + 1}", "--world", str(nodes * len(ranks)), "--head", "127.0.0.1",
-                "--port", str(port), "--timeout", str(timeout),
+                "--ports", ports or f"{port}-{port}", "--timeout", str(timeout),
                 "--control-fd", str(child.fileno())]
         self.watch = subprocess.Popen(args, env=env, stdout=self.log, stderr=self.log,
                                       pass_fds=(child.fileno(),))
@@ -123,10 +125,28 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cluster(tmp, nodes=2, per_node=2, timeout=5):
+def cluster(tmp, nodes=2, per_node=2, timeout=5, ports=None):
     port = free_port()
-    return [Node(i, nodes, list(range(i * per_node, (i + 1) * per_node)), port, tmp, timeout)
+    return [Node(i, nodes, list(range(i * per_node, (i + 1) * per_node)), port, tmp, timeout, ports=ports)
             for i in range(nodes)]
+
+
+def head_port(ns):
+    """The head's port, where the test gave it a range of one."""
+    ports = ns[0].watch.args[ns[0].watch.args.index("--ports") + 1]
+    return int(ports.split("-")[0])
+
+
+def head_ports(key, low, high):
+    """watch/wire/datagram.cpp head_ports(): the head's ports, in the order it tries them."""
+    size, ports, k = high - low + 1, [], 0
+    while len(ports) < min(4, size):
+        h = hmac.new(bytes.fromhex(key), b"slurm-ddp watch port %d" % k, hashlib.sha256).digest()
+        port = low + int.from_bytes(h[:4], "big") % size
+        if port not in ports:
+            ports.append(port)
+        k += 1
+    return ports
 
 
 def all_output(ns):
@@ -301,14 +321,15 @@ def scenario_stranger(tmp):
     time.sleep(0.3)
     # Someone without the key sends the head a failure and an end, in the old clear-text form
     # with a guessed key and sealed with a made-up tag: nothing happens.
-    port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
+    port = head_port(ns)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         for t in ("fail", "end", "beat"):
             body = ('{"v":2,"t":"%s","n":1,"id":1,"c":1,'
                     '"f":{"how":"exit","rank":0,"node":1,"code":1,"at":1}}' % t).encode()
             s.sendto(b'{"v":1,"k":"ffffffffffffffffffffffffffffffff",' + body[1:], ("127.0.0.1", port))
             for n in range(1, 3):
-                header = b"DDPW\x01\0\0\0" + struct.pack("<IIQ", n, 0, 1000 + n)
+                header = (b"DDPW\x02\0\0\0" + os.urandom(8) + struct.pack("<II", n, 0) + os.urandom(4) +
+                          struct.pack("<Q", 1000 + n))
                 s.sendto(header + body + os.urandom(16), ("127.0.0.1", port))
         s.sendto(b"x" * 5000, ("127.0.0.1", port))
     time.sleep(1.5)
@@ -334,13 +355,13 @@ def scenario_flood(tmp):
     flooder = None
     try:
         time.sleep(0.5)
-        port = int(ns[0].watch.args[ns[0].watch.args.index("--port") + 1])
+        port = head_port(ns)
         flood_s = 9
         flooder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
     import os, socket, struct, time
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     junk = [os.urandom(64), b"x" * 5000,
-            b"DDPW\\x01\\0\\0\\0" + struct.pack("<IIQ", 1, 0, 7) + os.urandom(80)]
+            b"DDPW\\x02\\0\\0\\0" + os.urandom(8) + struct.pack("<II", 1, 0) + os.urandom(92)]
     sent, end = 0, time.time() + {flood_s}
     while time.time() < end:
         for _ in range(100):
@@ -354,7 +375,8 @@ def scenario_flood(tmp):
         t_flood = time.time()
         cpu_before = cpu_seconds(ns[0].watch.pid)
         # Longer than the 5 s time-out: a member whose beats all drowned would be called silent.
-        quiet = not run_until(ns, 7, lambda: bool(all_output(ns)) or any(len(n.running()) < 2 for n in ns))
+        # The head may say, once, that its socket dropped datagrams; nothing else.
+        quiet = not run_until(ns, 7, lambda: "failed" in all_output(ns) or any(len(n.running()) < 2 for n in ns))
         cpu = (cpu_seconds(ns[0].watch.pid) - cpu_before) / (time.time() - t_flood)
         check("flood: 7 s of junk change nothing (the head's watch used %.0f%% of a core)" % (100 * cpu),
               quiet and all(len(n.running()) == 2 for n in ns), all_output(ns))
@@ -374,6 +396,8 @@ def scenario_flood(tmp):
         check("flood: the verdict names rank 3 on n2, once, and no node as silent",
               out.count("step 42.0 failed: rank 3 on n2 exited with code 1") == 1 and
               "has not answered the failure watch" not in out, out)
+        check("flood: dropped datagrams are said at most once",
+              out.count("could not read every datagram sent to it") <= 1, out)
         # Below the old cap the scenario proves nothing: say so rather than pass.
         check("flood: the junk came faster than the old cap of 20,000 datagrams a second", rate > 20000,
               "%d a second" % rate)
@@ -385,10 +409,46 @@ def scenario_flood(tmp):
             n.stop()
 
 
+def scenario_port_taken(tmp):
+    """Another program holds the first of the step's ports and never answers: the head listens
+    on the next one, the member finds it there, and a failure ends the step as before."""
+    for _ in range(50):
+        low = free_port()
+        low, high = min(low, 65535 - 63), min(low, 65535 - 63) + 63
+        ports = head_ports(KEY, low, high)
+        squatter = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        try:
+            squatter.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            squatter.bind(("::", ports[0]))
+            with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as probe:
+                probe.bind(("::", ports[1]))
+            break
+        except OSError:
+            squatter.close()
+    ns = cluster(tmp, timeout=5, ports=f"{low}-{high}")
+    try:
+        # The member finds nobody answering on the first port (1 s) and moves to the next.
+        time.sleep(MEET_S + 1)
+        rank, p = ns[1].tasks[0]
+        p.kill()
+        p.wait()
+        p.returncode = 1
+        ns[1].end_task(0, 1 << 8)
+        ended = run_until(ns, 10, lambda: not any(n.running() for n in ns))
+        out = all_output(ns)
+        check("port taken: the head listens on the step's next port and a failure ends the step, named",
+              ended and "step 42.0 failed: rank 2 on n2 exited with code 1" in out and
+              "cannot listen" not in out, out)
+    finally:
+        squatter.close()
+        for n in ns:
+            n.stop()
+
+
 SCENARIOS = {"exit": scenario_exit, "stopped": scenario_stopped, "silent": scenario_silent_member,
              "lost_head": scenario_lost_head, "normal_end": scenario_normal_end,
              "suspend": scenario_suspend, "scancel": scenario_scancel,
-             "stranger": scenario_stranger, "flood": scenario_flood}
+             "stranger": scenario_stranger, "flood": scenario_flood, "port_taken": scenario_port_taken}
 
 for name in sys.argv[2:] or SCENARIOS:
     with tempfile.TemporaryDirectory() as tmp:

@@ -53,6 +53,7 @@ void Judge::done(unsigned node) {
 void Judge::discount(Ms gap) {
   for (NodeState& n : nodes_)
     if (n.heard) n.last += gap;
+  if (last_drop_) *last_drop_ += gap;
 }
 
 unsigned Judge::heard_count() const {
@@ -85,7 +86,10 @@ std::optional<Verdict> Judge::from_failures() {
   return v;
 }
 
+void Judge::dropped(Now now) { last_drop_ = now.mono; }
+
 std::optional<Verdict> Judge::from_silence(Now now) {
+  if (last_drop_ && now.mono - *last_drop_ <= config_.timeout) return std::nullopt;
   // The node silent longest is named; the others are counted.
   const NodeState* longest = nullptr;
   unsigned index = 0, silent = 0;
@@ -137,6 +141,7 @@ Clock::time_point Judge::next_check(Now now) const {
   for (unsigned i = 1; i < nodes_.size(); ++i)
     if (nodes_[i].heard && !nodes_[i].done)
       next = std::min(next, nodes_[i].last + config_.timeout + Ms(1));
+  if (last_drop_ && next != Clock::time_point::max()) next = std::max(next, *last_drop_ + config_.timeout + Ms(1));
   (void)now;
   return next;
 }

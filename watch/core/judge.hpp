@@ -51,6 +51,10 @@ class Judge {
   void done(unsigned node);
   // The head's watch did not run for GAP (gap.hpp): nobody's silence during it counts.
   void discount(Ms gap);
+  // The head's socket dropped datagrams (a queue overflowed: a flood, or more beats than it
+  // reads): they may have been anyone's beats, so no node is found silent until a whole time-out
+  // has passed without drops.
+  void dropped(Now now);
 
   // The verdict, once it is due; then never again.
   std::optional<Verdict> verdict(Now now);
@@ -90,6 +94,7 @@ class Judge {
   std::vector<Failure> failures_;       // one by one: the head's own node's
   std::map<unsigned, Report> reports_;  // by node: what the members reported
   std::optional<Clock::time_point> first_report_;
+  std::optional<Clock::time_point> last_drop_;
   bool decided_ = false;
 };
 

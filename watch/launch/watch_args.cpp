@@ -25,13 +25,24 @@ std::string printable(const std::string& what, const std::string& text) {
   return text;
 }
 
+// "LOW-HIGH", as plugstack.conf's port_range.
+plan::PortRange port_range(const std::string& text) {
+  const auto dash = text.find('-');
+  if (dash == std::string::npos) throw PlanError("--ports=" + quoted(text) + " is not LOW-HIGH");
+  plan::PortRange r;
+  r.low = static_cast<std::uint16_t>(number("--ports", text.substr(0, dash), 1, 65535));
+  r.high = static_cast<std::uint16_t>(number("--ports", text.substr(dash + 1), r.low, 65535));
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> to_argv(const WatchArgs& a) {
   std::vector<std::string> v = {"--job",  std::to_string(a.job),    "--step",  std::to_string(a.step),
                                 "--node", std::to_string(a.node),   "--nodes", std::to_string(a.nodes),
                                 "--host", a.host,                   "--world", std::to_string(a.world),
-                                "--head", a.head,                   "--port",  std::to_string(a.port),
+                                "--head", a.head,
+                                "--ports", std::to_string(a.ports.low) + "-" + std::to_string(a.ports.high),
                                 "--timeout", std::to_string(a.timeout)};
   if (a.hung_timeout != 0) v.insert(v.end(), {"--hung-timeout", std::to_string(a.hung_timeout)});
   if (a.retries != 0)
@@ -51,7 +62,7 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
       {"--host", [&](const std::string& v) { a.host = printable("--host", v); }},
       {"--world", [&](const std::string& v) { a.world = number("--world", v, 1, 1u << 26); }},
       {"--head", [&](const std::string& v) { a.head = printable("--head", v); }},
-      {"--port", [&](const std::string& v) { a.port = number("--port", v, 1, 65535); }},
+      {"--ports", [&](const std::string& v) { a.ports = port_range(v); }},
       {"--timeout",
        [&](const std::string& v) { a.timeout = number("--timeout", v, kMinTimeout, kMaxTimeout); }},
       {"--hung-timeout",
@@ -70,8 +81,8 @@ WatchArgs parse_watch_args(const std::vector<std::string>& argv) {
     if (i + 1 >= argv.size()) throw PlanError(argv[i] + " needs a value");
     f->second(argv[i + 1]);
   }
-  if (a.host.empty() || a.head.empty() || a.port == 0)
-    throw PlanError("ddp-watch needs --host, --head and --port (the plugin gives them)");
+  if (a.host.empty() || a.head.empty())
+    throw PlanError("ddp-watch needs --host and --head (the plugin gives them)");
   if (a.node >= a.nodes) throw PlanError("--node must be below --nodes");
   return a;
 }

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "port.hpp"
+
 namespace ddp::watch {
 
 inline constexpr unsigned kMinTimeout = 5;      // seconds
@@ -39,7 +41,7 @@ struct WatchArgs {
   std::string host;        // this node's name
   unsigned world = 1;      // ranks in the step
   std::string head;        // MASTER_ADDR: the head node's watch listens there
-  unsigned port = 0;       // MASTER_PORT, as a UDP port
+  plan::PortRange ports;   // the site's port range: the head's UDP port is derived within it
   unsigned timeout = kDefaultTimeout;  // seconds
   unsigned hung_timeout = 0;  // seconds for state D; 0: default_hung_timeout(timeout)
   unsigned retries = 0;    // --ddp-retries: the head requeues the job without a failed node

@@ -20,7 +20,7 @@ namespace {
 
 const char* const kUsage =
     "usage: ddp-watch --job ID --step ID --node I --nodes N --host NAME --world RANKS\n"
-    "                 --head MASTER_ADDR --port MASTER_PORT [--timeout SECONDS]\n"
+    "                 --head MASTER_ADDR --ports LOW-HIGH [--timeout SECONDS]\n"
     "                 [--hung-timeout SECONDS] [--control-fd FD] [--reply-fd FD]\n"
     "       ddp-watch --help | --version\n"
     "The failure watch of one node of a DDP step, started by spank_ddp (see spank-ddp(8),\n"

@@ -77,16 +77,47 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
   }
   // Without the step's key (an srun without the plugin made the step) there is no network: each
   // node then ends the step through Slurm by itself.
-  if (!wire_.keyed() || args_.nodes == 1) return;
+  ports_ = head_ports(key, args_.ports);
+  if (!wire_.keyed() || args_.nodes == 1 || ports_.empty()) return;
   if (head()) {
-    if (const auto why = udp_.listen(args_.port))
-      say({"warning: the failure watch cannot listen on UDP port " + std::to_string(args_.port) +
-           " of " + args_.host + " (" + *why + "): frozen and lost nodes are not found in this step"});
+    // The first of the step's ports that nobody holds: another program may hold one by chance.
+    std::optional<std::string> why;
+    for (const auto port : ports_)
+      if (!(why = udp_.listen(port))) break;
+    if (why)
+      say({"warning: the failure watch cannot listen on any of UDP ports " + ports_text() + " of " +
+           args_.host + " (" + *why + "): frozen and lost nodes are not found in this step"});
     else
       network_ = true;
   } else {
-    network_ = !udp_.aim(args_.head, args_.port);
+    aim(0, now);
   }
+}
+
+std::string WatchNode::ports_text() const {
+  std::string s;
+  for (const auto p : ports_) s += (s.empty() ? "" : ", ") + std::to_string(p);
+  return s;
+}
+
+// A member sends to one of the head's ports at a time: the first, and the next when the head never
+// answered there although something took the datagrams (nothing refused them: a program holds
+// the port, not a head that has yet to listen).
+void WatchNode::aim(std::size_t which, Now now) {
+  aimed_ = which % ports_.size();
+  aimed_at_ = now.mono;
+  refused_ = false;
+  network_ = !udp_.aim(args_.head, ports_[aimed_]);
+}
+
+void WatchNode::aim_again(Now now) {
+  if (!member_ || member_->head_heard() || ports_.size() < 2 || now.mono - aimed_at_ < 2 * every_) return;
+  if (refused_) {
+    aimed_at_ = now.mono;
+    refused_ = false;
+    return;
+  }
+  aim(aimed_ + 1, now);
 }
 
 void WatchNode::say(const std::vector<std::string>& lines) const {
@@ -199,8 +230,8 @@ void WatchNode::read_network(Now now) {
     budget_left_ = kPerSecond;
   }
   for (int i = 0; i < kPerRound && budget_left_ > 0; ++i, --budget_left_) {
-    const auto size = udp_.receive(buf, sizeof buf, from);
-    if (!size) return;
+    const auto size = udp_.receive(buf, sizeof buf, from, &refused_);
+    if (!size) break;
     if (*size > kMaxDatagram) continue;
     const auto d = wire_.open(std::string_view(buf, *size));
     if (!d) continue;
@@ -209,6 +240,23 @@ void WatchNode::read_network(Now now) {
     else
       on_member_datagram(*d, now);
   }
+  if (head()) note_drops(now);
+}
+
+// Datagrams the kernel dropped because the socket's queue was full (SO_RXQ_OVFL) may have been
+// the members' beats: while it drops, nobody's silence is believed (judge.hpp), and the watch says
+// so once. A node that really died is then left to Slurm's own node monitoring.
+void WatchNode::note_drops(Now now) {
+  const std::uint32_t dropped = udp_.dropped();
+  if (dropped == dropped_seen_) return;
+  dropped_seen_ = dropped;
+  judge_->dropped(now);
+  if (drops_said_) return;
+  drops_said_ = true;
+  say({"warning: the failure watch on " + args_.host + " could not read every datagram sent to it (" +
+       std::to_string(dropped) +
+       " dropped: more than it reads, a flood?); while it drops, no node is called lost for its "
+       "silence, and Slurm's own node monitoring ends the step if one dies"});
 }
 
 void WatchNode::reply(const net::Address& to, unsigned node, const Datagram& d) {
@@ -403,16 +451,17 @@ void WatchNode::tick(Now now) {
       never_heard_said_ = true;
       say({"warning: " + std::to_string(args_.nodes - judge_->heard_count()) + " of " +
            std::to_string(args_.nodes) + " nodes never reached the failure watch on UDP port " +
-           std::to_string(args_.port) + " of " + args_.host +
+           std::to_string(udp_.local_port()) + " of " + args_.host +
            " (is UDP between the nodes filtered?); their failures still end the step through "
            "Slurm, but if they freeze, Slurm alone notices"});
     }
     return;
   }
   if (!network_) return;
+  aim_again(now);
   for (Datagram& d : member_->due(now)) {
     d.node = args_.node;
-    udp_.send_to_head(wire_.seal(d, 0));
+    if (!udp_.send_to_head(wire_.seal(d, 0))) refused_ = true;
   }
   switch (member_->alarm(now)) {
     case Member::Alarm::None:

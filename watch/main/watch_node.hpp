@@ -57,6 +57,10 @@ class WatchNode {
   void say_bye();
   void reply(const net::Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
+  void aim(std::size_t which, Now now);
+  void aim_again(Now now);
+  void note_drops(Now now);
+  std::string ports_text() const;
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
   std::string my_ranks() const;
@@ -79,6 +83,12 @@ class WatchNode {
 
   net::Udp udp_;
   bool network_ = false;
+  std::vector<std::uint16_t> ports_;  // the head's, in the order it tries them (head_ports())
+  std::size_t aimed_ = 0;             // member: the one it sends to
+  Clock::time_point aimed_at_{};
+  bool refused_ = false;              // member: a datagram to it was refused since then
+  std::uint32_t dropped_seen_ = 0;    // head: the socket's drop count, last looked at
+  bool drops_said_ = false;
   std::optional<Judge> judge_;
   std::vector<net::Address> members_;  // head: where each member's datagrams come from
   std::optional<Member> member_;

@@ -1,5 +1,8 @@
 #include "datagram.hpp"
 
+#include <openssl/crypto.h>
+
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -11,7 +14,7 @@ using json = nlohmann::json;
 constexpr int kVersion = 2;
 constexpr std::size_t kMaxBody = kMaxDatagram - kSealHeader - kSealTag;
 constexpr char kMagic[4] = {'D', 'D', 'P', 'W'};
-constexpr unsigned char kSealVersion = 1;
+constexpr unsigned char kSealVersion = 2;
 constexpr std::size_t kMaxHost = 64;
 constexpr std::size_t kMaxRanks = 96;
 constexpr std::size_t kMaxWhere = 240;
@@ -88,8 +91,6 @@ std::uint64_t get_le(const char* p, int bytes) {
   return v;
 }
 
-int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
-
 }  // namespace
 
 std::string encode_body(const Datagram& d) {
@@ -163,56 +164,68 @@ std::optional<Datagram> decode_body(std::string_view bytes) {
   return d;
 }
 
-std::optional<SipKey> key_bytes(std::string_view hex) {
-  if (!valid_key(hex) || hex.size() != 2 * sizeof(SipKey)) return std::nullopt;
-  SipKey k{};
-  for (std::size_t i = 0; i < k.size(); ++i)
-    k[i] = static_cast<std::uint8_t>(hex_digit(hex[2 * i]) << 4 | hex_digit(hex[2 * i + 1]));
-  return k;
+std::optional<std::string> key_bytes(std::string_view hex) {
+  if (!valid_key(hex)) return std::nullopt;
+  return seal::from_hex(hex);
+}
+
+std::vector<std::uint16_t> head_ports(std::string_view key_hex, const plan::PortRange& range) {
+  std::vector<std::uint16_t> ports;
+  const auto key = key_bytes(key_hex);
+  if (!key || range.size() == 0) return ports;
+  for (unsigned k = 0; ports.size() < std::min<unsigned>(kHeadPorts, range.size()); ++k) {
+    const auto h = seal::derive(*key, "slurm-ddp watch port " + std::to_string(k));
+    const std::uint32_t x = std::uint32_t{h[0]} << 24 | std::uint32_t{h[1]} << 16 | std::uint32_t{h[2]} << 8 | h[3];
+    const auto port = static_cast<std::uint16_t>(range.low + x % range.size());
+    if (std::find(ports.begin(), ports.end(), port) == ports.end()) ports.push_back(port);
+  }
+  return ports;
 }
 
 Wire::Wire(std::string_view key_hex, unsigned me, unsigned nodes)
-    : key_(key_bytes(key_hex)), me_(me), nodes_(nodes), last_(me == 0 ? nodes : 1, 0) {}
-
-std::string Wire::seal(const Datagram& d, unsigned to) {
-  if (!key_) return {};
-  const std::string body = encode_body(d);
-  std::string out(kSealHeader + body.size() + kSealTag, '\0');
-  std::memcpy(out.data(), kMagic, sizeof kMagic);
-  out[4] = static_cast<char>(kSealVersion);
-  put32(out.data() + 8, me_);
-  put32(out.data() + 12, to);
-  put64(out.data() + 16, ++counter_);
-  std::memcpy(out.data() + kSealHeader, body.data(), body.size());
-  const Tag128 tag = siphash24_128(*key_, out.data(), kSealHeader + body.size());
-  std::memcpy(out.data() + kSealHeader + body.size(), tag.data(), tag.size());
-  return out;
+    : me_(me), nodes_(nodes), last_(me == 0 ? nodes : 1, 0) {
+  const auto key = key_bytes(key_hex);
+  if (!key) return;
+  aead_ = std::make_unique<seal::Aead>(seal::derive(*key, "slurm-ddp watch datagrams v2"));
+  const auto tag = seal::derive(*key, "slurm-ddp watch step tag");
+  std::memcpy(step_tag_.data(), tag.data(), step_tag_.size());
+  const auto session = seal::random_nonce();
+  std::memcpy(session_.data(), session.data(), session_.size());
 }
 
-bool Wire::authentic(std::string_view bytes, unsigned* from_out, std::uint64_t* counter_out) const {
-  if (!key_ || bytes.size() < kSealHeader + 2 + kSealTag || bytes.size() > kMaxDatagram) return false;
-  const char* p = bytes.data();
-  if (std::memcmp(p, kMagic, sizeof kMagic) != 0 || static_cast<unsigned char>(p[4]) != kSealVersion)
-    return false;
-  const auto from = static_cast<std::uint32_t>(get_le(p + 8, 4));
-  const auto to = static_cast<std::uint32_t>(get_le(p + 12, 4));
-  if (to != me_ || from >= nodes_ || from == me_ || (me_ != 0 && from != 0)) return false;
-  const std::size_t signed_size = bytes.size() - kSealTag;
-  const Tag128 tag = siphash24_128(*key_, p, signed_size);
-  if (!same_tag(tag.data(), reinterpret_cast<const std::uint8_t*>(p + signed_size), kSealTag))
-    return false;
-  if (from_out) *from_out = from;
-  if (counter_out) *counter_out = get_le(p + 16, 8);
-  return true;
+std::string Wire::seal(const Datagram& d, unsigned to) {
+  if (!aead_) return {};
+  const std::string body = encode_body(d);
+  std::string header(kSealHeader, '\0');
+  std::memcpy(header.data(), kMagic, sizeof kMagic);
+  header[4] = static_cast<char>(kSealVersion);
+  std::memcpy(header.data() + 8, step_tag_.data(), step_tag_.size());
+  put32(header.data() + 16, me_);
+  put32(header.data() + 20, to);
+  std::memcpy(header.data() + 24, session_.data(), session_.size());
+  put64(header.data() + 28, ++counter_);
+  seal::Nonce nonce{};
+  std::memcpy(nonce.data(), header.data() + 24, nonce.size());
+  return header + aead_->seal(nonce, header, body);
 }
 
 std::optional<Datagram> Wire::open(std::string_view bytes) {
-  unsigned from = 0;
-  std::uint64_t counter = 0;
-  if (!authentic(bytes, &from, &counter)) return std::nullopt;
+  if (!aead_ || bytes.size() < kSealHeader + 2 + kSealTag || bytes.size() > kMaxDatagram) return std::nullopt;
+  const char* p = bytes.data();
+  if (std::memcmp(p, kMagic, sizeof kMagic) != 0 || static_cast<unsigned char>(p[4]) != kSealVersion ||
+      CRYPTO_memcmp(p + 8, step_tag_.data(), step_tag_.size()) != 0)
+    return std::nullopt;
+  const auto from = static_cast<std::uint32_t>(get_le(p + 16, 4));
+  const auto to = static_cast<std::uint32_t>(get_le(p + 20, 4));
+  if (to != me_ || from >= nodes_ || from == me_ || (me_ != 0 && from != 0)) return std::nullopt;
+  const std::uint64_t counter = get_le(p + 28, 8);
   std::uint64_t& last = last_[me_ == 0 ? from : 0];
   if (counter <= last) return std::nullopt;
-  auto d = decode_body(bytes.substr(kSealHeader, bytes.size() - kSealHeader - kSealTag));
+  seal::Nonce nonce{};
+  std::memcpy(nonce.data(), p + 24, nonce.size());
+  const auto body = aead_->open(nonce, bytes.substr(0, kSealHeader), bytes.substr(kSealHeader));
+  if (!body) return std::nullopt;
+  auto d = decode_body(*body);
   if (!d) return std::nullopt;
   last = counter;
   d->node = from;

@@ -18,34 +18,39 @@
 //                                             (repeated to members not done until acked, 6 times
 //                                             at most)
 //
-// Security. Anyone on a node can send to the port, and another user can bind it first (it is
-// MASTER_PORT, known to every process of the job): the head's watch then cannot listen and says
-// so, and the members talk to a stranger. So the key (128 bits srun drew from getrandom(); it
-// reaches each node's watch through slurmstepd, never a command line or a task's environment)
-// never travels: each datagram is
+// Security. Anyone on a node can send to any UDP port and bind any free one, and other users'
+// programs may run on the same nodes. So the head listens on a port derived from the step's key
+// (head_ports(): a few candidates in the site's port range, the next one tried when one is
+// taken), which nobody without the key can predict and bind first, and every datagram is sealed
+// with ChaCha20-Poly1305 (seal.hpp, OpenSSL's libcrypto) under a key derived from the step's
+// 128-bit key (srun drew it with getrandom(); it reaches each node's watch through slurmstepd,
+// never a command line or a task's environment, and never travels):
 //
-//   "DDPW" | version 1 | 3 zero bytes | from (u32 LE) | to (u32 LE) | counter (u64 LE)
-//          | JSON body | SipHash-2-4-128(key, everything before it)
+//   "DDPW" | version 2 | 3 zero bytes | step tag (8) | from (u32 LE) | to (u32 LE)
+//          | session (4) | counter (u64 LE) | ChaCha20-Poly1305(JSON body) | tag (16)
 //
-// and a receiver checks, before it looks at the body or allocates anything: the size, the magic,
-// that it is the addressee and the sender is one it may hear (the head hears members 1..N-1, a
-// member only the head), the MAC (constant time), and that the counter is above the last one
-// accepted from that sender (each sender counts up from 1 over all it sends; a replay, or one
-// overtaken on the way, is dropped, and the protocol sends again). Only then is the JSON parsed.
-// A stranger without the key can therefore neither end a step (a forged `end` or `fail`) nor keep
-// a node alive, and a squatter on the port learns nothing but the step's size and timing.
+// with the 36-byte header as associated data and session | counter as the nonce (a sender counts
+// up from 1 over all it sends, under a session drawn when its watch starts, so no nonce repeats).
+// A receiver checks, cheapest first and before it allocates anything: the size, the magic, the
+// step tag (derived from the key: junk and other steps' datagrams stop here), that it is the
+// addressee and the sender is one it may hear (the head hears members 1..N-1, a member only the
+// head), the seal (which decrypts), and that the counter is above the last one accepted from
+// that sender (a replay, or one overtaken on the way, is dropped, and the protocol sends again).
+// Only then is the JSON parsed. A stranger without the key can therefore neither end a step (a
+// forged `end` or `fail`) nor keep a node alive, and one who holds a port the members send to
+// anyway (a candidate taken by chance) reads nothing: not a rank's exception, not a host name.
 //
-// Why keep MASTER_PORT (not a port derived from the key): members must find the head without
-// asking anyone, and a derived port is squattable too once the first datagram shows it. Squatting
-// is made harmless instead: silence counts only from authenticated contact (judge.hpp: a node
-// never heard is never called lost; member.hpp: a head never heard is never called lost), so a
-// squatter that swallows the members' datagrams costs frozen-node detection for that step (the
-// head warns that nodes never reached it) but ends nothing; failures then reach Slurm through
-// each node's own watch (WatchNode::act_alone). Members connect() their socket to the head's
-// address, so the kernel drops datagrams from anywhere else before the watch sees them.
+// Squatting stays harmless as before: silence counts only from authenticated contact (judge.hpp:
+// a node never heard is never called lost; member.hpp: a head never heard is never called lost),
+// so a port nobody answers on costs frozen-node detection for that step (the head warns that nodes
+// never reached it) but ends nothing; failures then reach Slurm through each node's own watch
+// (WatchNode::act_alone). Members connect() their socket to the head's address, so the kernel drops
+// datagrams from anywhere else before the watch sees them.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,14 +58,15 @@
 #include <vector>
 
 #include "failure.hpp"
-#include "siphash.hpp"
+#include "port.hpp"
+#include "seal.hpp"
 #include "watch_args.hpp"
 
 namespace ddp::watch {
 
 inline constexpr std::size_t kMaxDatagram = 1200;
-inline constexpr std::size_t kSealHeader = 24;  // magic, version, from, to, counter
-inline constexpr std::size_t kSealTag = 16;     // SipHash-2-4-128
+inline constexpr std::size_t kSealHeader = 36;  // magic, version, step tag, from, to, session, counter
+inline constexpr std::size_t kSealTag = seal::kTagBytes;  // Poly1305
 
 struct Datagram {
   enum class Type { Beat, Fail, Done, Ack, End, Bye } type = Type::Beat;
@@ -79,7 +85,12 @@ std::string encode_body(const Datagram& d);
 std::optional<Datagram> decode_body(std::string_view bytes);
 
 // The 16 bytes of a valid key (valid_key()); nullopt for anything else.
-std::optional<SipKey> key_bytes(std::string_view hex);
+std::optional<std::string> key_bytes(std::string_view hex);
+
+// The UDP ports the head's watch listens on, in the order it tries them, all in `range`: derived
+// from the step's key, so every node of the step computes them and nobody else can.
+inline constexpr unsigned kHeadPorts = 4;
+std::vector<std::uint16_t> head_ports(std::string_view key_hex, const plan::PortRange& range);
 
 // One watch's end of the wire: seals what it sends (its own counter) and opens what it receives
 // (the last counter accepted from each sender). See the header comment for the checks.
@@ -87,17 +98,17 @@ class Wire {
  public:
   // `me`: this node's index; `nodes`: the step's nodes. An invalid key opens nothing.
   Wire(std::string_view key_hex, unsigned me, unsigned nodes);
-  bool keyed() const { return key_.has_value(); }
+  bool keyed() const { return aead_ != nullptr; }
 
   std::string seal(const Datagram& d, unsigned to);
   // The datagram (its node set to the sender's index), or nullopt. Nothing is allocated for
-  // bytes that fail the seal.
+  // bytes that fail the cheap checks.
   std::optional<Datagram> open(std::string_view bytes);
-  // The cheap part of open(): size, magic, addressee, sender and MAC, without the counter.
-  bool authentic(std::string_view bytes, unsigned* from = nullptr, std::uint64_t* counter = nullptr) const;
 
  private:
-  std::optional<SipKey> key_;
+  std::unique_ptr<seal::Aead> aead_;
+  std::array<char, 8> step_tag_{};
+  std::array<char, 4> session_{};
   unsigned me_;
   unsigned nodes_;
   std::uint64_t counter_ = 0;

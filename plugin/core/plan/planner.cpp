@@ -69,8 +69,8 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
   plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
                      profile.host_suffix.value_or("");
-  plan.port = choose_port(facts.job_id, facts.step_id, facts.resv_ports, options.port,
-                          profile.port_range.value_or(config.port_range));
+  plan.port_range = profile.port_range.value_or(config.port_range);
+  plan.port = choose_port(facts.job_id, facts.step_id, facts.resv_ports, options.port, plan.port_range);
   return plan;
 }
 

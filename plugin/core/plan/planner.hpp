@@ -32,6 +32,7 @@ struct StepPlan {
   ResolvedProfile profile;  // this node's view of the chosen profile (empty name: built-in)
   std::string master_addr;
   PortChoice port;
+  PortRange port_range;  // the site's (plugstack port_range=, or the profile's): the watch's too
   std::optional<MonitorPlan> monitor;  // --ddp-monitor, or the profile's monitor.enabled
   std::optional<WatchPlan> watch;      // the failure watch, unless --ddp-watch=off
 };

@@ -55,7 +55,7 @@ watch::WatchArgs watch_args(const StepPlan& step, const WatchPlan& plan) {
   a.host = f.hostname;
   a.world = f.total_tasks;
   a.head = step.master_addr;
-  a.port = step.port.port;
+  a.ports = step.port_range;
   a.timeout = plan.timeout;
   a.hung_timeout = plan.hung_timeout;
   a.error_dir = plan.error_dir;
