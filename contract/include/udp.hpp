@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ddp::net {
 
@@ -43,6 +44,13 @@ class Udp {
   // A sender: resolves the listener's address and connects to the first address that takes (a
   // new socket, the old one closed, when it is aimed again). Returns why not.
   std::optional<std::string> aim(const std::string& host, unsigned port);
+  // A sender to a listener that is on one of `ports` of `host`, it does not know which: each
+  // datagram goes to all of them, and the socket hears anyone, until settle() connects it to the
+  // one that answered. Returns why not.
+  std::optional<std::string> aim_any(const std::string& host, const std::vector<std::uint16_t>& ports);
+  // The listener is `at` (an answer came from there): connected to it from now on.
+  void settle(const Address& at);
+  bool settled() const { return candidates_.empty(); }
 
   int fd() const { return fd_; }
   unsigned local_port() const;
@@ -63,6 +71,7 @@ class Udp {
   int fd_ = -1;
   Address head_;
   mutable std::uint32_t dropped_ = 0;
+  std::vector<Address> candidates_;  // aim_any: where the listener may be, until settle()
 };
 
 }  // namespace ddp::net

@@ -106,6 +106,7 @@ std::optional<std::string> Udp::aim(const std::string& host, unsigned port) {
   const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) return "cannot resolve " + host + ": " + ::gai_strerror(rc);
   std::optional<std::string> why = std::string("no address for ") + host;
+  candidates_.clear();
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
@@ -134,7 +135,40 @@ std::optional<std::string> Udp::aim(const std::string& host, unsigned port) {
   return why;
 }
 
+std::optional<std::string> Udp::aim_any(const std::string& host, const std::vector<std::uint16_t>& ports) {
+  if (ports.empty()) return std::string("no port to send to");
+  if (const auto why = aim(host, ports.front())) return why;
+  // The resolved address, with each port; the socket unconnected again (AF_UNSPEC), so that an
+  // answer from whichever port holds the listener is heard.
+  for (const auto port : ports) {
+    Address a = head_;
+    if (a.addr.ss_family == AF_INET6)
+      reinterpret_cast<sockaddr_in6&>(a.addr).sin6_port = htons(port);
+    else
+      reinterpret_cast<sockaddr_in&>(a.addr).sin_port = htons(port);
+    candidates_.push_back(a);
+  }
+  sockaddr none{};
+  none.sa_family = AF_UNSPEC;
+  if (::connect(fd_, &none, sizeof none) != 0) return std::string("disconnect: ") + std::strerror(errno);
+  return std::nullopt;
+}
+
+void Udp::settle(const Address& at) {
+  if (candidates_.empty() || at.len == 0) return;
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&at.addr), at.len) != 0) return;
+  head_ = at;
+  head_.local_family = AF_UNSPEC;
+  candidates_.clear();
+}
+
 bool Udp::send_to_head(std::string_view bytes) const {
+  if (fd_ >= 0 && !candidates_.empty()) {
+    for (const Address& a : candidates_)
+      (void)::sendto(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                     reinterpret_cast<const sockaddr*>(&a.addr), a.len);
+    return true;
+  }
   if (fd_ < 0 || head_.len == 0) return true;
   // A full queue loses this datagram; the protocol sends again.
   return ::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 || errno != ECONNREFUSED;

@@ -66,5 +66,36 @@ TEST(Udp, ASenderLearnsThatNobodyListens) {
   EXPECT_TRUE(refused);
 }
 
+// The failure watch's member before the head answered: it sends to every port the head may hold,
+// hears the one that answers, and from then on sends only there and hears nobody else.
+TEST(Udp, ASenderToSeveralPortsSettlesOnTheOneThatAnswers) {
+  Udp squatter, listener, stranger, sender;
+  ASSERT_FALSE(squatter.listen(0));
+  ASSERT_FALSE(listener.listen(0));
+  ASSERT_FALSE(stranger.listen(0));
+  const std::vector<std::uint16_t> ports = {static_cast<std::uint16_t>(squatter.local_port()),
+                                            static_cast<std::uint16_t>(listener.local_port())};
+  ASSERT_FALSE(sender.aim_any("127.0.0.1", ports));
+  EXPECT_FALSE(sender.settled());
+  ASSERT_TRUE(sender.send_to_head("beat"));
+  Address from;
+  EXPECT_EQ(next(squatter, from), "beat");  // a port held by someone else gets it too
+  ASSERT_EQ(next(listener, from), "beat");
+  listener.send(from, "answer");
+  Address head;
+  ASSERT_EQ(next(sender, head), "answer");
+  sender.settle(head);
+  EXPECT_TRUE(sender.settled());
+  ASSERT_TRUE(sender.send_to_head("beat 2"));
+  EXPECT_EQ(next(listener, from), "beat 2");
+  Address nothing;
+  char buf[16];
+  EXPECT_FALSE(squatter.receive(buf, sizeof buf, nothing));
+  // Connected now: a datagram from anywhere else is dropped by the kernel.
+  stranger.send(from, "forged");
+  listener.send(from, "answer 2");
+  EXPECT_EQ(next(sender, head), "answer 2");
+}
+
 }  // namespace
 }  // namespace ddp::net

@@ -90,7 +90,7 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
     else
       network_ = true;
   } else {
-    aim(0, now);
+    network_ = !udp_.aim_any(args_.head, ports_);
   }
 }
 
@@ -100,25 +100,7 @@ std::string WatchNode::ports_text() const {
   return s;
 }
 
-// A member sends to one of the head's ports at a time: the first, and the next when the head never
-// answered there although something took the datagrams (nothing refused them: a program holds
-// the port, not a head that has yet to listen).
-void WatchNode::aim(std::size_t which, Now now) {
-  aimed_ = which % ports_.size();
-  aimed_at_ = now.mono;
-  refused_ = false;
-  network_ = !udp_.aim(args_.head, ports_[aimed_]);
-}
 
-void WatchNode::aim_again(Now now) {
-  if (!member_ || member_->head_heard() || ports_.size() < 2 || now.mono - aimed_at_ < 2 * every_) return;
-  if (refused_) {
-    aimed_at_ = now.mono;
-    refused_ = false;
-    return;
-  }
-  aim(aimed_ + 1, now);
-}
 
 void WatchNode::say(const std::vector<std::string>& lines) const {
   std::string text;
@@ -230,7 +212,7 @@ void WatchNode::read_network(Now now) {
     budget_left_ = kPerSecond;
   }
   for (int i = 0; i < kPerRound && budget_left_ > 0; ++i, --budget_left_) {
-    const auto size = udp_.receive(buf, sizeof buf, from, &refused_);
+    const auto size = udp_.receive(buf, sizeof buf, from);
     if (!size) break;
     if (*size > kMaxDatagram) continue;
     const auto d = wire_.open(std::string_view(buf, *size));
@@ -238,7 +220,7 @@ void WatchNode::read_network(Now now) {
     if (head())
       on_head_datagram(*d, from, now);
     else
-      on_member_datagram(*d, now);
+      on_member_datagram(*d, from, now);
   }
   if (head()) note_drops(now);
 }
@@ -299,7 +281,10 @@ void WatchNode::on_head_datagram(const Datagram& d, const net::Address& from, No
   }
 }
 
-void WatchNode::on_member_datagram(const Datagram& d, Now now) {
+void WatchNode::on_member_datagram(const Datagram& d, const net::Address& from, Now now) {
+  // Until the head first answers, a member sends to each of its ports (Udp::aim_any): from now on
+  // only to the one it answered from, and it hears nobody else.
+  udp_.settle(from);
   member_->heard_head(now);
   switch (d.type) {
     case Datagram::Type::Beat:
@@ -366,14 +351,16 @@ void WatchNode::end_tasks(Now now) {
 }
 
 // --ddp-retries: before this node's ranks end, so that the job is requeued while srun still runs
-// (the batch script would otherwise go on to its next line, or end the job).
-void WatchNode::retry_without_failed_node(const Verdict& v) {
+// (the batch script would otherwise go on to its next line, or end the job). Whether it said
+// anything (and then let srun hear it).
+bool WatchNode::retry_without_failed_node(const Verdict& v) {
   const RetryDecision d = decide_retry(v, {args_.retries, args_.restarts});
-  if (d.kind == RetryDecision::Kind::Off) return;
+  if (d.kind == RetryDecision::Kind::Off) return false;
   // Said first: a requeue ends srun within KillWait, and what the watch says after may be lost.
   say({d.line});
   if (d.kind != RetryDecision::Kind::NoNode) say(requeue_through_slurm(args_.job, d));
   let_srun_hear();
+  return true;
 }
 
 void WatchNode::act(const Verdict& v, Now now) {
@@ -388,7 +375,10 @@ void WatchNode::act(const Verdict& v, Now now) {
     std::minstd_rand random(static_cast<unsigned>(now.wall_ns));
     end_again_at_ = now.mono + Ms(100 + random() % 200);
   }
-  retry_without_failed_node(v);
+  // srun stops reading the step's output once its last task is reported killed (step_launch.c:
+  // client_io_handler_abort), and the verdict, written a moment before, races that report: a
+  // second for it to arrive, while the members end already.
+  if (!retry_without_failed_node(v)) let_srun_hear();
   end_tasks(Now::read());  // the requeue may have taken a while
   // A node that cannot be reached, or whose watch never spoke, is ended by Slurm.
   if (args_.nodes > 1 && (v.unreachable || !network_ || judge_->heard_count() < args_.nodes))
@@ -411,7 +401,7 @@ void WatchNode::act_alone(Now now) {
     v->first.node = args_.node;
     say(verdict_lines(*v, step_name()));
     // A failure early in the step, before this node has heard the head, lands here too.
-    retry_without_failed_node(*v);
+    if (!retry_without_failed_node(*v)) let_srun_hear();
   }
   verdict_said_ = true;
   end_tasks(now);
@@ -458,10 +448,9 @@ void WatchNode::tick(Now now) {
     return;
   }
   if (!network_) return;
-  aim_again(now);
   for (Datagram& d : member_->due(now)) {
     d.node = args_.node;
-    if (!udp_.send_to_head(wire_.seal(d, 0))) refused_ = true;
+    udp_.send_to_head(wire_.seal(d, 0));
   }
   switch (member_->alarm(now)) {
     case Member::Alarm::None:

@@ -43,13 +43,13 @@ class WatchNode {
   void task_ended(const LocalTask& t, const monitor::ControlMessage& line, Now now);
   void failed_here(Failure f, Now now);
   void on_head_datagram(const Datagram& d, const net::Address& from, Now now);
-  void on_member_datagram(const Datagram& d, Now now);
+  void on_member_datagram(const Datagram& d, const net::Address& from, Now now);
   void tick(Now now);
   void discount(Ms gap);
   void settle_stopped(Now now);
   void release_stopped(Now now);
   void forget_question(bool end_it);
-  void retry_without_failed_node(const Verdict& v);
+  bool retry_without_failed_node(const Verdict& v);
   void act(const Verdict& v, Now now);
   void act_alone(Now now);
   void end_tasks(Now now);
@@ -57,8 +57,6 @@ class WatchNode {
   void say_bye();
   void reply(const net::Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
-  void aim(std::size_t which, Now now);
-  void aim_again(Now now);
   void note_drops(Now now);
   std::string ports_text() const;
   bool may_leave(Now now) const;
@@ -84,9 +82,6 @@ class WatchNode {
   net::Udp udp_;
   bool network_ = false;
   std::vector<std::uint16_t> ports_;  // the head's, in the order it tries them (head_ports())
-  std::size_t aimed_ = 0;             // member: the one it sends to
-  Clock::time_point aimed_at_{};
-  bool refused_ = false;              // member: a datagram to it was refused since then
   std::uint32_t dropped_seen_ = 0;    // head: the socket's drop count, last looked at
   bool drops_said_ = false;
   std::optional<Judge> judge_;

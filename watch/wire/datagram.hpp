@@ -21,7 +21,8 @@
 // Security. Anyone on a node can send to any UDP port and bind any free one, and other users'
 // programs may run on the same nodes. So the head listens on a port derived from the step's key
 // (head_ports(): a few candidates in the site's port range, the next one tried when one is
-// taken), which nobody without the key can predict and bind first, and every datagram is sealed
+// taken; a member sends to all of them until the head answers from one), which nobody without
+// the key can predict and bind first, and every datagram is sealed
 // with ChaCha20-Poly1305 (seal.hpp, OpenSSL's libcrypto) under a key derived from the step's
 // 128-bit key (srun drew it with getrandom(); it reaches each node's watch through slurmstepd,
 // never a command line or a task's environment, and never travels):
