@@ -26,7 +26,7 @@
 //   - with --relay, each node's LOCAL_RANK 0 relays its node's store requests (DDP_STORE_RELAY=1);
 //     with --no-relay, every rank reaches rank 0 itself (DDP_STORE_RELAY=0); with neither, libddp's
 //     default (relayed=1 or 0 in the line printed).
-//   ddp-rendezvous-sim --ranks R [--preflight] [--relay|--no-relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P]
+//   ddp-rendezvous-sim --ranks R [--preflight] [--relay|--no-relay] [--missing RANK [--missing-count N]] [--timeout S] [--port P] [--unsealed]
 //                      [--watch kill|stop [--peer-timeout S]]
 #include <fcntl.h>
 #include <pthread.h>
@@ -74,6 +74,7 @@ struct Options {
   bool rank0 = false;  // this process is rank 0 (started by the harness)
   bool preflight = false;  // after meeting, ddp-preflight's exchange
   std::optional<bool> relay;  // DDP_STORE_RELAY: each node's leader relays its ranks' store requests
+  bool sealed = true;  // DDP_STORE_KEY given, as the plugin gives it; --unsealed: LibTorch's store as it is
   std::string fault;  // --watch: "kill" or "stop" one rank once every rank's peer watch runs
   double peer_timeout_s = 10;
   int clients_first = 0, clients_end = 0;  // this process runs these simulated ranks
@@ -95,6 +96,7 @@ Options parse(int argc, char** argv) {
     if (a == "--preflight") { o.preflight = true; continue; }
     if (a == "--relay") { o.relay = true; continue; }
     if (a == "--no-relay") { o.relay = false; continue; }
+    if (a == "--unsealed") { o.sealed = false; continue; }
     if (a == "--clients" && i + 2 < argc) {
       o.clients_first = std::atoi(argv[i + 1]);
       o.clients_end = std::atoi(argv[i + 2]);
@@ -103,7 +105,7 @@ Options parse(int argc, char** argv) {
     }
     if (v == nullptr)
       cannot("usage: ddp-rendezvous-sim --ranks R [--preflight] [--relay|--no-relay] [--missing RANK [--missing-count N]] "
-             "[--watch kill|stop [--peer-timeout S]] [--timeout S] [--port P]");
+             "[--watch kill|stop [--peer-timeout S]] [--timeout S] [--port P] [--unsealed]");
     if (a == "--ranks") o.ranks = std::atoi(v);
     else if (a == "--missing") o.missing = std::atoi(v);
     else if (a == "--missing-count") o.missing_count = std::atoi(v);
@@ -135,6 +137,12 @@ ddp::Context context_of(const Options& o, int rank) {
   c.master_port = static_cast<std::uint16_t>(o.port);
   c.hostname_hint = "n" + std::to_string(c.node_rank);
   c.store_relay = o.relay;
+  // Sealed, as every step the plugin starts is: a secret per run (the relay's names come from it).
+  if (o.sealed) {
+    char key[65];
+    std::snprintf(key, sizeof key, "%060x%04x", 0x5eed, static_cast<unsigned>(o.port) & 0xffff);
+    c.store_key = key;
+  }
   return c;
 }
 
@@ -396,6 +404,7 @@ pid_t spawn_self(const std::vector<std::string>& extra, const Options& o, int& o
   }
   if (o.preflight) args.push_back("--preflight");
   if (o.relay) args.push_back(*o.relay ? "--relay" : "--no-relay");
+  if (!o.sealed) args.push_back("--unsealed");
   if (!o.fault.empty()) args.insert(args.end(), {"--watch", o.fault, "--peer-timeout", std::to_string(o.peer_timeout_s)});
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argp;

@@ -180,7 +180,9 @@ c10::intrusive_ptr<c10d::Store> connect_raw(const Context& c, std::chrono::milli
       msg << "rank 0 could not open the rendezvous on port " << c.master_port
           << " (MASTER_PORT) on " << this_host(c) << ": " << compat::message_of(e)
           << ". If the port is in use by another process, choose another one (--ddp-port, or "
-             "MASTER_PORT)";
+             "MASTER_PORT); two jobs' derived ports meet on a shared node now and then, which "
+             "MpiParams=ports= in slurm.conf ends for every job (a port reserved per step, "
+             "docs/admins.md)";
     else
       msg << "rank " << c.rank << " on " << this_host(c) << " could not reach the rendezvous at "
           << where(c) << " (MASTER_ADDR:MASTER_PORT) within " << seconds_text(timeout)

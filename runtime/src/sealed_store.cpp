@@ -55,21 +55,30 @@ std::vector<std::uint8_t> SealedStore::sealed(const std::string& key, const std:
 
 std::vector<std::uint8_t> SealedStore::opened(const std::string& key, const std::vector<std::uint8_t>& value) {
   const std::string_view v = text_of(value);
+  const bool sealed = v.size() >= kHeader + seal::kTagBytes && std::memcmp(v.data(), kMagic, sizeof kMagic) == 0;
   std::optional<std::string> plain;
-  if (v.size() >= kHeader + seal::kTagBytes && std::memcmp(v.data(), kMagic, sizeof kMagic) == 0) {
+  if (sealed) {
     seal::Nonce nonce{};
     std::memcpy(nonce.data(), v.data() + sizeof kMagic, nonce.size());
     std::lock_guard<std::mutex> hold(mu_);
     plain = aead_.open(nonce, aad(key), v.substr(kHeader));
   }
-  if (!plain)
-    throw Error("the rendezvous store at " + where_ + " (MASTER_ADDR:MASTER_PORT) holds an entry " +
-                plan::quoted(key) +
-                " that no rank of this step wrote: it fails the step's authentication, so another "
-                "process changed it (tampering). The step ends on it; nothing is retried, requeued "
-                "or excluded for it. Fix: run the job again; if it recurs, ask the administrator "
-                "to find who connects to that port (docs/admins.md, \"Other users on the nodes\")");
-  return bytes_of(*plain);
+  if (plain) return bytes_of(*plain);
+  const std::string entry = "the rendezvous store at " + where_ + " (MASTER_ADDR:MASTER_PORT) holds an entry " +
+                            plan::quoted(key) + " that no rank of this step wrote: ";
+  const std::string outcome = ". The step ends on it; nothing is retried, requeued or excluded for it. Fix: ";
+  // Sealed, but not with this step's key: the ranks of another step or job, whose MASTER_PORT
+  // is this one's too (a derived port two heads on a node share), far likelier than another
+  // user copying sealed values around.
+  if (sealed)
+    throw Error(entry + "it is sealed with another step's key or under another name, so another step's ranks "
+                "use this MASTER_PORT too (two steps on one head node got the same port), or another "
+                "process moved a sealed value (tampering)" + outcome +
+                "run the job again, or give it a port of its own (--ddp-port); the administrator can "
+                "give every step one (MpiParams=ports= in slurm.conf, docs/admins.md)");
+  throw Error(entry + "it fails the step's authentication, so another process changed it (tampering)" + outcome +
+              "run the job again; if it recurs, ask the administrator to find who connects to that port "
+              "(docs/admins.md, \"Other users on the nodes\")");
 }
 
 void SealedStore::set(const std::string& key, const std::vector<std::uint8_t>& value) {

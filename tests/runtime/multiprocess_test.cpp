@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -39,7 +40,13 @@ using ddp::test::free_port;
 
 // The step's secret as spank_ddp gives it to every task: the tests run the sealed store, the path
 // of every DDP step (a test passes DDP_STORE_KEY="" for LibTorch's own, as torchrun gives it).
-const char* const kStepSecret = "6c2bd1c4f0e2a8b97d35e1f0c4a6b2d8e9f1a3c5b7d9e0f2a4c6b8d0e2f4a6c8";
+// One per job, as srun draws one per step: tests that run side by side must not share a relay
+// name (it comes from the secret).
+std::string step_secret(int port) {
+  char tail[8];
+  std::snprintf(tail, sizeof tail, "%04x", static_cast<unsigned>(port) & 0xffff);
+  return "6c2bd1c4f0e2a8b97d35e1f0c4a6b2d8e9f1a3c5b7d9e0f2a4c6b8d0e2f4" + std::string(tail);
+}
 
 struct Worker {
   pid_t pid = -1;
@@ -56,7 +63,7 @@ Worker spawn(int rank, int world, const std::string& addr, int port,
       {"LOCAL_WORLD_SIZE", std::to_string(world)}, {"MASTER_ADDR", addr},
       {"MASTER_PORT", std::to_string(port)}, {"GLOO_SOCKET_IFNAME", "lo"},
       {"OMP_NUM_THREADS", "1"}, {"DDP_RENDEZVOUS_TIMEOUT", "4"}, {"DDP_TIMEOUT", "20"},
-      {"DDP_STORE_KEY", kStepSecret}};
+      {"DDP_STORE_KEY", step_secret(port)}};
   for (const auto& [k, v] : extra) env[k] = v;
   std::vector<std::string> env_strings, argv_strings{DDP_TEST_WORKER};
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
@@ -224,7 +231,7 @@ TEST(Rendezvous, APortInUseIsNamed) {
 TEST(Rendezvous, AForgedVerdictIsNamedAsTamperingNotBelieved) {
   for (const bool sealed : {true, false}) {
     const int port = free_port();
-    const std::map<std::string, std::string> key = {{"DDP_STORE_KEY", sealed ? kStepSecret : ""}};
+    const std::map<std::string, std::string> key = {{"DDP_STORE_KEY", sealed ? step_secret(port) : ""}};
     std::vector<Worker> ranks{spawn(0, 3, "127.0.0.1", port, {"meet"}, key)};
     std::vector<Worker> stranger;
     for (int tries = 0; tries < 100; ++tries) {

@@ -98,8 +98,12 @@ TEST(SealedStore, AForgedOverwrittenOrMovedValueEndsTheStepNamingTampering) {
   EXPECT_NE(tamper_error_of([&] { rank->get("ddp/to0/1/1"); }).find("(tampering)"), std::string::npos);
   s.rank(kSecret, "1")->set("ddp/view/1", sealed_value("a view"));
   EXPECT_NE(tamper_error_of([&] { rank->get("ddp/view/1"); }).find("(tampering)"), std::string::npos);
+  // Another step's ranks on the same port (a collision of derived ports) are told apart.
   s.rank(kOtherSecret)->set("ddp/view/2", sealed_value("a view"));
-  EXPECT_NE(tamper_error_of([&] { rank->get("ddp/view/2"); }).find("(tampering)"), std::string::npos);
+  const std::string collision = tamper_error_of([&] { rank->get("ddp/view/2"); });
+  EXPECT_NE(collision.find("sealed with another step's key or under another name, so another step's ranks use this MASTER_PORT"),
+            std::string::npos) << collision;
+  EXPECT_NE(collision.find("MpiParams=ports="), std::string::npos) << collision;
   // A bit flipped anywhere.
   rank->set("k", sealed_value("value"));
   auto raw = stranger->get("k");
