@@ -1,7 +1,8 @@
 #!/bin/bash
 # What a job's user controls never holds root's slurmstepd, run as user `nobody`: a sampler that
 # floods its control channel, one that never reads it and never exits, a 20,000-deep `extends`
-# chain and a profile on a FIFO (user_profiles=yes), one that tries to hand root a descriptor,
+# chain, an alias bomb (and root's peak memory for the largest profiles accepted) and a profile on
+# a FIFO (user_profiles=yes), one that tries to hand root a descriptor,
 # one that names another process as itself, a mistyped plugstack.conf argument (DDP
 # steps fail with it, plain steps run). Each step ends within its bound with a message that
 # names the problem, no slurmstepd is left behind, and every node ends idle, not drained. The
@@ -106,6 +107,52 @@ out=$(step "20,000-deep extends" fail srun -N1 -n1 --ddp --ddp-profile="$WORK/ch
 expect_contains "$out" "more than 16 levels of extends" "depth limit named"
 expect_contains "$out" "$WORK/chain/p16.yaml" "the file named"
 settled "$(as_user srun -N1 -n1 bash -c 'echo $SLURM_JOB_ID')" "after the chain"
+
+# 4b. The issue's alias bomb: 300 aliased node entries of 32 aliases each of one 32 KiB value
+# (1.2 GB in ddp-plan before anchors were refused): refused at its line, before anything is built
+# (by srun, which reads the user's profile with the user's rights; slurmstepd refuses it alike).
+mkdir "$WORK/bomb"
+"$PYTHON" - "$WORK/bomb" <<'PY'
+import sys
+d = sys.argv[1]
+env = ", ".join("V%d: *x" % i for i in range(32))
+open(d + "/bomb.yaml", "w").write("name: bomb\ndescription: &x " + "v" * 32000 + "\nnodes: [&o {match: n1, env: {" +
+                                  env + "}}" + ", *o" * 300 + "]\n")
+# The largest accepted profiles: as many values as a profile may hold, and one value as long as
+# a user's profile may be.
+open(d + "/many.yaml", "w").write("name: many\nenv:\n" + "".join("  V%d: x\n" % i for i in range(2000)))
+open(d + "/long.yaml", "w").write("name: long\ndescription: " + "d" * 90000 + "\n")
+open(d + "/min.yaml", "w").write("name: min\n")
+PY
+chmod -R a+rX "$WORK/bomb"
+out=$(step "alias bomb" fail srun -N1 -n1 --ddp --ddp-profile="$WORK/bomb/bomb.yaml" true)
+expect_contains "$out" "bomb.yaml:2:14: uses a YAML anchor ('&NAME'); profiles take neither" "the anchor refused at its line"
+# Root's peak memory (slurmstepd's VmHWM) for the largest accepted profiles grows by at most 16
+# times their size plus 4 MiB over a minimal profile's.
+stepd_hwm_kb() {
+  local profile=$1 job pid hwm="" i
+  rm -f "$OUT/job"
+  as_user srun -N1 -n1 -w n1 --ddp --ddp-profile="$profile" bash -c "echo \$SLURM_JOB_ID >$OUT/job; sleep 3" &
+  local srun_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [ -z "$hwm" ] || break
+    sleep 0.1
+    [ -s "$OUT/job" ] || continue
+    job=$(cat "$OUT/job")
+    pid=$(pgrep -f "slurmstepd: \[$job\.0\]" | head -1) || continue
+    hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || true
+  done
+  wait "$srun_pid" || fail "the step with $profile failed"
+  [ -n "$hwm" ] || fail "no slurmstepd found for the step with $profile"
+  echo "$hwm"
+}
+base=$(stepd_hwm_kb "$WORK/bomb/min.yaml")
+for big in many long; do
+  hwm=$(stepd_hwm_kb "$WORK/bomb/$big.yaml")
+  size_kb=$(( $(stat -c %s "$WORK/bomb/$big.yaml") / 1024 ))
+  echo "slurmstepd VmHWM: $hwm kB with $big.yaml ($size_kb KiB), $base kB with a minimal profile" >&2
+  (( hwm - base <= 16 * size_kb + 4096 )) || fail "$big.yaml: root's peak memory grew by $((hwm - base)) kB"
+done
 
 # 5. A profile that is a FIFO: refused at once, not waited on.
 mkdir "$WORK/fifo" && mkfifo "$WORK/fifo/f.yaml" && chmod -R a+rwX "$WORK/fifo"

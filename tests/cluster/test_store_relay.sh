@@ -21,7 +21,7 @@ s.listen()
 print("squatting", flush=True)
 time.sleep(120)' >"$WORK/squatter.out" 2>&1 &
 squatter=$!
-trap 'kill $squatter 2>/dev/null; wait $squatter 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $squatter 2>/dev/null || true; wait $squatter 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do grep -q squatting "$WORK/squatter.out" 2>/dev/null && break; sleep 0.1; done
 grep -q squatting "$WORK/squatter.out" || fail "the other user could not take the name: $(cat "$WORK/squatter.out")"
 
