@@ -156,6 +156,19 @@ TEST(WatchDatagram, HugeOrBinaryMessagesAreCutToFit) {
   EXPECT_LE(back->failure.where.size(), 240u);
 }
 
+// Numbers that are not the field's type (a float, a negative id, one past its range) are refused,
+// not cast (found by tests/fuzz/fuzz_datagram: a cast of 1.1e49 to long is undefined).
+TEST(WatchDatagram, NumbersOfTheWrongKindAreRefusedNotCast) {
+  const std::string fail = R"({"v":2,"t":"fail","n":1,"id":3,"c":{},"f":{"how":"signal","rank":2,"node":1,"code":9,"at":AT}})";
+  const auto with = [&](const std::string& at) { return fail.substr(0, fail.find("AT")) + at + "}}"; };
+  EXPECT_TRUE(w::decode_body(with("1700000000")));
+  EXPECT_FALSE(w::decode_body(with("1.1e49")));
+  EXPECT_FALSE(w::decode_body(with("1.5")));
+  EXPECT_FALSE(w::decode_body(with("99999999999999999999")));
+  EXPECT_FALSE(w::decode_body(R"({"v":2,"t":"ack","n":1,"id":-1})"));
+  EXPECT_FALSE(w::decode_body(R"({"v":2,"t":"ack","n":4294967296,"id":1})"));
+}
+
 TEST(WatchDatagram, KeysAreThirtyTwoLowercaseHexDigits) {
   EXPECT_TRUE(w::valid_key(kKey));
   EXPECT_FALSE(w::valid_key(""));

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 namespace ddp::watch {
@@ -71,6 +73,23 @@ template <class T>
 bool get(const json& j, const char* name, T& out) {
   const auto it = j.find(name);
   if (it == j.end()) return false;
+  // A number the sender wrote as a float or out of T's range is not T: nlohmann would convert it
+  // with a cast whose result is undefined (found by tests/fuzz/fuzz_datagram).
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (it->is_number_unsigned()) {
+      const auto v = it->get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
+      out = static_cast<T>(v);
+      return true;
+    }
+    if (!it->is_number_integer()) return false;
+    const auto v = it->get<std::int64_t>();
+    if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+        (v > 0 && static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+      return false;
+    out = static_cast<T>(v);
+    return true;
+  }
   try {
     out = it->get<T>();
     return true;
