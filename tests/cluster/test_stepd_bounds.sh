@@ -132,7 +132,7 @@ expect_contains "$out" "bomb.yaml:2:14: uses a YAML anchor ('&NAME'); profiles t
 stepd_hwm_kb() {
   local profile=$1 job pid hwm="" i
   rm -f "$OUT/job"
-  as_user srun -N1 -n1 -w n1 --ddp --ddp-profile="$profile" bash -c "echo \$SLURM_JOB_ID >$OUT/job; sleep 3" &
+  as_user srun -N1 -n1 -w n1 --ddp --ddp-profile="$profile" bash -c "echo \$SLURM_JOB_ID >$OUT/job; sleep 1.5" &
   local srun_pid=$!
   for ((i = 0; i < 100; i++)); do
     [ -z "$hwm" ] || break
