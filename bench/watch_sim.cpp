@@ -231,7 +231,7 @@ int simulate(const Options& o, HeadNode& node) {
       if (n.silent || n.end_at >= 0) continue;
       for (auto& d : n.member->due(now)) {
         if (phase == Phase::Fail && d.type == w::Datagram::Type::Fail) ++fail_messages;
-        const std::string bytes = n.wire->seal(d, 0);
+        const std::string bytes = n.wire->seal(d, 0, static_cast<std::uint16_t>(port));
         sendto(n.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
         n.last_sent = t;
         ++sent;
@@ -247,7 +247,7 @@ int simulate(const Options& o, HeadNode& node) {
         const ssize_t r = recv(sim[i].fd, buf, sizeof buf, MSG_DONTWAIT);
         if (r <= 0) break;
         ++received;
-        const auto d = sim[i].wire->open(std::string_view(buf, static_cast<std::size_t>(r)));
+        const auto d = sim[i].wire->open(std::string_view(buf, static_cast<std::size_t>(r)), static_cast<std::uint16_t>(port));
         if (!d || sim[i].silent) continue;
         sim[i].member->heard_head(now);
         if (sim[i].first_heard < 0) sim[i].first_heard = t;

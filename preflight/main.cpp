@@ -167,6 +167,7 @@ int run(const Args& args, bool& main_rank, Failure& failure) {
   std::optional<ddp::Context> context;
   try {
     context = ddp::Context::from_environment();
+    context->store_scope = "preflight";
   } catch (const ddp::Error& e) {
     std::cerr << "ddp-preflight: this task cannot take part: " << e.what() << "\n";
     return 2;

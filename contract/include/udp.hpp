@@ -29,6 +29,7 @@ struct Address {
   in_addr local4{};
   in6_addr local6{};
   bool operator==(const Address& o) const;  // the peer's address alone
+  unsigned port() const;
 };
 
 class Udp {
@@ -48,9 +49,11 @@ class Udp {
   // datagram goes to all of them, and the socket hears anyone, until settle() connects it to the
   // one that answered. Returns why not.
   std::optional<std::string> aim_any(const std::string& host, const std::vector<std::uint16_t>& ports);
-  // The listener is `at` (an answer came from there): connected to it from now on.
+  // The listener is `at` (an answer came from there), if `at` is one of the candidates: connected
+  // to it from now on.
   void settle(const Address& at);
   bool settled() const { return candidates_.empty(); }
+  const std::vector<Address>& candidates() const { return candidates_; }
 
   int fd() const { return fd_; }
   unsigned local_port() const;

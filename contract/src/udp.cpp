@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -62,6 +63,12 @@ int bind_any(int fd, int family, unsigned port) {
 
 bool Address::operator==(const Address& o) const {
   return len == o.len && std::memcmp(&addr, &o.addr, len) == 0;
+}
+
+unsigned Address::port() const {
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(addr).sin_port);
+  return 0;
 }
 
 Udp::~Udp() {
@@ -156,6 +163,7 @@ std::optional<std::string> Udp::aim_any(const std::string& host, const std::vect
 
 void Udp::settle(const Address& at) {
   if (candidates_.empty() || at.len == 0) return;
+  if (std::find(candidates_.begin(), candidates_.end(), at) == candidates_.end()) return;
   if (::connect(fd_, reinterpret_cast<const sockaddr*>(&at.addr), at.len) != 0) return;
   head_ = at;
   head_.local_family = AF_UNSPEC;

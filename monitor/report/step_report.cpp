@@ -11,7 +11,10 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include "error.hpp"
 #include "printable.hpp"
@@ -47,6 +50,38 @@ PlanError first_line_too_long(const std::string& path, const ReadBounds& bounds)
   return not_ours(path, 1, "its first line is longer than " +
                                format_bytes(static_cast<double>(bounds.line)));
 }
+
+// What one file may name: a node has at most a few dozen GPUs and NICs and a few hundred ranks,
+// and says a few notes. A file another user wrote could name millions of each, every one a
+// summary and a series of its own in this process: past these, its records are skipped, counted.
+constexpr std::size_t kMaxGpus = 256, kMaxRanks = 4096, kMaxNics = 256, kMaxNotes = 256;
+
+class EntityBound {
+ public:
+  // Whether `r` stays within the bounds (what it names was seen, or there is room for it).
+  bool admits(const Record& r) {
+    return std::visit(
+        [&](const auto& b) {
+          using T = std::decay_t<decltype(b)>;
+          if constexpr (std::is_same_v<T, GpuInfo> || std::is_same_v<T, GpuSample>) return room(gpus_, b.gpu, kMaxGpus);
+          if constexpr (std::is_same_v<T, TaskInfo> || std::is_same_v<T, CpuSample>) return room(ranks_, b.rank, kMaxRanks);
+          if constexpr (std::is_same_v<T, NetSample>) return room(nics_, b.nic + (b.ib ? "/ib" : ""), kMaxNics);
+          if constexpr (std::is_same_v<T, Note>) return ++notes_ <= kMaxNotes;
+          return true;
+        },
+        r.body);
+  }
+  std::size_t skipped = 0;
+
+ private:
+  template <class K>
+  static bool room(std::set<K>& seen, const K& key, std::size_t most) {
+    return seen.count(key) != 0 || (seen.size() < most && seen.insert(key).second);
+  }
+  std::set<unsigned> gpus_, ranks_;
+  std::set<std::string> nics_;
+  std::size_t notes_ = 0;
+};
 
 StartRecord start_of(const std::string& path, const std::string& line) {
   std::optional<Record> r;
@@ -142,6 +177,7 @@ NodeLog read_node_log(const MonitorFile& file, NodeSeriesBuilder* series, const 
   LineReader lines(fd, path, bounds);
   NodeLog log;
   log.path = path;
+  EntityBound bound;
   std::string line;
   bool more = lines.next(line);
   if (lines.first_skipped() == 1) throw first_line_too_long(path, bounds);
@@ -164,12 +200,21 @@ NodeLog read_node_log(const MonitorFile& file, NodeSeriesBuilder* series, const 
     if (!r) continue;
     if (line_no == 1 && !std::holds_alternative<StartRecord>(r->body))
       throw not_ours(path, 1, "it does not begin with a start record");
+    if (!bound.admits(*r)) {
+      ++bound.skipped;
+      continue;
+    }
     log.summary.add(*r);
     if (series) series->add(*r);
   }
   if (!log.summary.start)
     throw PlanError(path + ": is empty; the sampler was stopped before it began");
   for (std::string& w : lines.warnings()) log.warnings.push_back(std::move(w));
+  if (bound.skipped > 0)
+    log.warnings.push_back(path + ": " + std::to_string(bound.skipped) + " records were skipped: they name more than " +
+                           std::to_string(kMaxGpus) + " GPUs, " + std::to_string(kMaxRanks) + " ranks or " +
+                           std::to_string(kMaxNics) + " NICs, or are notes past " + std::to_string(kMaxNotes) +
+                           ", which no node's sampler writes");
   log.summary.file = path;
   return log;
 }

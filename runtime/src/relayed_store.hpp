@@ -49,7 +49,7 @@ class RelayedStore : public c10d::Store {
   std::int64_t getNumKeys() override;
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
-  // LibTorch 2.5 and later ask a store for a copy a second thread may use: another connection.
+  // LibTorch 2.8 and later ask a store for a copy a second thread may use: another connection.
   // (No `override`: the 1.13 and early 2.x base classes have no clone().)
   virtual c10::intrusive_ptr<c10d::Store> clone();
 

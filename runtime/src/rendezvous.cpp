@@ -140,7 +140,7 @@ Context unrelayed(Context c) {
 SealInput seal_input(const Context& c) {
   SealInput in;
   if (c.store_key) in.secret = seal::from_hex(*c.store_key).value_or("");
-  in.generation = std::to_string(c.restart_count);
+  in.generation = std::to_string(c.restart_count) + "/" + c.store_scope;
   in.where = where(c);
   return in;
 }

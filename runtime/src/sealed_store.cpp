@@ -1,5 +1,7 @@
 #include "sealed_store.hpp"
 
+#include <openssl/crypto.h>
+
 #include <cstring>
 #include <utility>
 
@@ -34,6 +36,8 @@ SealedStore::SealedStore(c10::intrusive_ptr<c10d::Store> inner, const seal::Key&
       generation_(std::move(generation)),
       where_(std::move(where)),
       aead_(key) {}
+
+SealedStore::~SealedStore() { OPENSSL_cleanse(key_.data(), key_.size()); }
 
 std::string SealedStore::aad(const std::string& key) const {
   std::string a = kKeyLabel;
@@ -94,7 +98,8 @@ std::vector<std::uint8_t> SealedStore::compareSet(const std::string& key, const 
   if (!expected.empty()) {
     if (!inner_->check({key})) return expected;
     current = inner_->get(key);
-    if (opened(key, current) != expected) return opened(key, current);
+    auto now = opened(key, current);
+    if (now != expected) return now;
   }
   const auto now = inner_->compareSet(key, current, mine);
   return now == mine ? desired : opened(key, now);

@@ -10,7 +10,8 @@
 // is retried, requeued or excluded on it), and add()'s counters are the store's own, not sealed.
 //
 //   a sealed value:  "DDS1" | nonce (12 bytes, random) | ChaCha20-Poly1305(value) | tag (16)
-//   associated data: "slurm-ddp store v1" NUL generation NUL key
+//   associated data: "slurm-ddp store v1" NUL generation NUL key, the generation being the
+//   restart count and the rendezvous' scope ("0/" for a program, "0/preflight" for ddp-preflight)
 #pragma once
 
 #include <chrono>
@@ -28,7 +29,7 @@ namespace ddp::detail {
 class SealedStore : public c10d::Store {
  public:
   // `secret`: the step's secret as the plugin gave it (its bytes); `generation`: the restart count
-  // (TORCHELASTIC_RESTART_COUNT); `where`: "ADDR:PORT", for messages.
+  // (TORCHELASTIC_RESTART_COUNT) and the rendezvous' scope; `where`: "ADDR:PORT", for messages.
   SealedStore(c10::intrusive_ptr<c10d::Store> inner, const std::string& secret, std::string generation,
               std::string where);
   // The same with the key already derived (a clone's).
@@ -50,7 +51,8 @@ class SealedStore : public c10d::Store {
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
   void setTimeout(const std::chrono::milliseconds& timeout) override;
-  // LibTorch 2.5 and later: a second connection, sealed alike. (No `override`: earlier base classes
+  ~SealedStore() override;
+  // LibTorch 2.8 and later: a second connection, sealed alike. (No `override`: earlier base classes
   // have no clone().)
   virtual c10::intrusive_ptr<c10d::Store> clone();
 

@@ -117,14 +117,14 @@ inline void abort_backend(const c10::intrusive_ptr<Backend>& backend) {
 #endif
 }
 
-// LibTorch 2.5 and later ask a store for a copy a second thread may use (Store::clone()); earlier
-// releases never do, and have no clone() to call.
+// LibTorch 2.8 and later ask a store for a copy a second thread may use (Store::clone(), pytorch
+// #150966); earlier releases never do, and have no clone() to call (2.6 has none).
 inline c10::intrusive_ptr<c10d::Store> clone_store(c10d::Store& store) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
   return store.clone();
 #else
   (void)store;
-  throw std::logic_error("Store::clone: LibTorch before 2.5 has none");
+  throw std::logic_error("Store::clone: LibTorch before 2.8 has none");
 #endif
 }
 

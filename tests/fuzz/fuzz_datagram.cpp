@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string bytes = fuzz::text(data, size);
   static w::Wire head(kKey, 0, 4), member(kKey, 2, 4);
   // Random bytes never pass the seal (2^-128): if one does, the check of the tag is broken.
-  FUZZ_CHECK(!head.open(bytes));
-  FUZZ_CHECK(!member.open(bytes));
+  FUZZ_CHECK(!head.open(bytes, 23456));
+  FUZZ_CHECK(!member.open(bytes, 23456));
   if (const auto d = w::decode_body(bytes)) {
     const std::string again = w::encode_body(*d);
     FUZZ_CHECK(again.size() + w::kSealHeader + w::kSealTag <= w::kMaxDatagram);
@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(back && back->type == d->type && back->id == d->id && back->node == d->node);
     // What a member seals, the head opens, whatever the body held.
     w::Wire sender(kKey, 1, 4), receiver(kKey, 0, 4);
-    const auto opened = receiver.open(sender.seal(*d, 0));
+    const auto opened = receiver.open(sender.seal(*d, 0, 23456), 23456);
     FUZZ_CHECK(opened && opened->type == d->type);
   }
   return 0;

@@ -173,6 +173,25 @@ TEST(MonitorReportFiles, AFileIsReadUpToItsBoundAndTheReportSaysSo) {
   EXPECT_TRUE(read_node_log(exact, nullptr, {kMaxLineBytes, fs::file_size(exact)}).warnings.empty());
 }
 
+// A file that names more ranks, GPUs or NICs than any node has would cost a summary and a series
+// each: past the bounds its records are skipped and counted, and the report stays small.
+TEST(MonitorReportFiles, AFileNamingMillionsOfRanksKeepsABoundedReport) {
+  Dir d;
+  std::vector<Record> many = {{0, StartRecord{5, 0, "n1", 0, 1, 1, 100, 1}}};
+  for (unsigned r = 0; r < 20000; ++r) many.push_back({1, CpuSample{r, 50}});
+  for (unsigned g = 0; g < 1000; ++g) many.push_back({1, GpuSample{g, 10, std::nullopt, std::nullopt}});
+  for (int n = 0; n < 1000; ++n) many.push_back({1, Note{"note"}});
+  const std::string f = d.write("a.jsonl", lines(many));
+  const NodeLog log = read_node_log(f);
+  EXPECT_EQ(log.summary.tasks.size(), 4096u);
+  EXPECT_EQ(log.summary.gpus.size(), 256u);
+  EXPECT_EQ(log.summary.notes.size(), 256u);
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(log.warnings[0].find(f + ": 17392 records were skipped: they name more than 256 GPUs, 4096 ranks"),
+            std::string::npos)
+      << log.warnings[0];
+}
+
 TEST(MonitorReportFiles, ALinkIsNotFollowed) {
   Dir d, elsewhere;
   const std::string target = elsewhere.write("secret.jsonl", kStart);

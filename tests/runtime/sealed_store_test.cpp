@@ -98,6 +98,10 @@ TEST(SealedStore, AForgedOverwrittenOrMovedValueEndsTheStepNamingTampering) {
   EXPECT_NE(tamper_error_of([&] { rank->get("ddp/to0/1/1"); }).find("(tampering)"), std::string::npos);
   s.rank(kSecret, "1")->set("ddp/view/1", sealed_value("a view"));
   EXPECT_NE(tamper_error_of([&] { rank->get("ddp/view/1"); }).find("(tampering)"), std::string::npos);
+  // ddp-preflight's rendezvous, on the same port with the same secret just before the program's.
+  s.rank(kSecret, "0/preflight")->set("ddp/verdict", sealed_value("met"));
+  const auto program = s.rank(kSecret, "0/");
+  EXPECT_NE(tamper_error_of([&] { program->get("ddp/verdict"); }).find("(tampering)"), std::string::npos);
   // Another step's ranks on the same port (a collision of derived ports) are told apart.
   s.rank(kOtherSecret)->set("ddp/view/2", sealed_value("a view"));
   const std::string collision = tamper_error_of([&] { rank->get("ddp/view/2"); });

@@ -6,6 +6,7 @@ namespace w = ddp::watch;
 
 namespace {
 const std::string kKey = "0123456789abcdef0123456789abcdef";
+constexpr std::uint16_t kPort = 23456;  // the head's
 
 w::Datagram beat_of(unsigned node) {
   w::Datagram beat;
@@ -31,7 +32,7 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   d.failure.error = "RuntimeError: \"boom\"\n";
   d.failure.where = "File \"t.py\", line 3, in f";
   w::Wire member(kKey, 3, 4), head(kKey, 0, 4);
-  const auto back = head.open(member.seal(d, 0));
+  const auto back = head.open(member.seal(d, 0, kPort), kPort);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->type, w::Datagram::Type::Fail);
   EXPECT_EQ(back->node, 3u);
@@ -47,7 +48,7 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
 
 TEST(WatchDatagram, TheKeyNeverTravels) {
   w::Wire member(kKey, 1, 2);
-  const std::string bytes = member.seal(beat_of(1), 0);
+  const std::string bytes = member.seal(beat_of(1), 0, kPort);
   EXPECT_EQ(bytes.find(kKey), std::string::npos);
   const auto raw = w::key_bytes(kKey);
   ASSERT_TRUE(raw);
@@ -65,10 +66,10 @@ TEST(WatchDatagram, ABodyIsSecretNotOnlyAuthentic) {
   d.failure.error = "KeyError: 'secret-dataset-path'";
   d.failure.where = "File \"/home/alice/train.py\", line 3";
   w::Wire member(kKey, 1, 2);
-  const std::string bytes = member.seal(d, 0);
+  const std::string bytes = member.seal(d, 0, kPort);
   for (const char* clear : {"gn17", "secret-dataset-path", "alice", "\"how\"", "fail"})
     EXPECT_EQ(bytes.find(clear), std::string::npos) << clear;
-  EXPECT_TRUE(w::Wire(kKey, 0, 2).open(bytes));
+  EXPECT_TRUE(w::Wire(kKey, 0, 2).open(bytes, kPort));
 }
 
 TEST(WatchDatagram, TheHeadsPortsComeFromTheKeyWithinTheSitesRange) {
@@ -89,42 +90,42 @@ TEST(WatchDatagram, TheHeadsPortsComeFromTheKeyWithinTheSitesRange) {
 
 // Junk, and another step's datagrams, stop at the step tag: before any decryption.
 TEST(WatchDatagram, AnotherStepsDatagramStopsAtTheStepTag) {
-  const std::string theirs = w::Wire("ffffffffffffffffffffffffffffffff", 1, 3).seal(beat_of(1), 0);
-  const std::string ours = w::Wire(kKey, 1, 3).seal(beat_of(1), 0);
+  const std::string theirs = w::Wire("ffffffffffffffffffffffffffffffff", 1, 3).seal(beat_of(1), 0, kPort);
+  const std::string ours = w::Wire(kKey, 1, 3).seal(beat_of(1), 0, kPort);
   EXPECT_NE(theirs.substr(8, 8), ours.substr(8, 8));
-  EXPECT_EQ(ours.substr(8, 8), w::Wire(kKey, 2, 3).seal(beat_of(2), 0).substr(8, 8));
-  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(theirs));
+  EXPECT_EQ(ours.substr(8, 8), w::Wire(kKey, 2, 3).seal(beat_of(2), 0, kPort).substr(8, 8));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(theirs, kPort));
 }
 
 TEST(WatchDatagram, AnythingNotSealedWithTheKeyIsDropped) {
   w::Wire member(kKey, 1, 3), head(kKey, 0, 3);
-  const std::string bytes = member.seal(beat_of(1), 0);
-  EXPECT_TRUE(w::Wire(kKey, 0, 3).open(bytes));
-  EXPECT_FALSE(w::Wire("ffffffffffffffffffffffffffffffff", 0, 3).open(bytes));  // another step
+  const std::string bytes = member.seal(beat_of(1), 0, kPort);
+  EXPECT_TRUE(w::Wire(kKey, 0, 3).open(bytes, kPort));
+  EXPECT_FALSE(w::Wire("ffffffffffffffffffffffffffffffff", 0, 3).open(bytes, kPort));  // another step
   // Any byte changed, header or body or tag.
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     std::string bad = bytes;
     bad[i] = static_cast<char>(bad[i] ^ 1);
-    EXPECT_FALSE(w::Wire(kKey, 0, 3).open(bad)) << "byte " << i;
+    EXPECT_FALSE(w::Wire(kKey, 0, 3).open(bad, kPort)) << "byte " << i;
   }
-  EXPECT_FALSE(head.open(""));
-  EXPECT_FALSE(head.open("not json"));
+  EXPECT_FALSE(head.open("", kPort));
+  EXPECT_FALSE(head.open("not json", kPort));
   // The old clear-text form, key and all.
-  EXPECT_FALSE(head.open("{\"v\":1,\"k\":\"" + kKey + "\",\"t\":\"end\",\"n\":0}"));
-  EXPECT_FALSE(head.open(std::string(w::kMaxDatagram + 1, '{')));
+  EXPECT_FALSE(head.open("{\"v\":1,\"k\":\"" + kKey + "\",\"t\":\"end\",\"n\":0}", kPort));
+  EXPECT_FALSE(head.open(std::string(w::kMaxDatagram + 1, '{'), kPort));
   EXPECT_FALSE(w::Wire("not a key", 0, 3).keyed());
 }
 
 TEST(WatchDatagram, ReplaysAndOvertakenDatagramsAreDropped) {
   w::Wire member(kKey, 1, 3), head(kKey, 0, 3);
-  const std::string first = member.seal(beat_of(1), 0);
-  const std::string second = member.seal(beat_of(1), 0);
-  EXPECT_TRUE(head.open(second));
-  EXPECT_FALSE(head.open(second));  // replayed
-  EXPECT_FALSE(head.open(first));   // older than the last accepted
+  const std::string first = member.seal(beat_of(1), 0, kPort);
+  const std::string second = member.seal(beat_of(1), 0, kPort);
+  EXPECT_TRUE(head.open(second, kPort));
+  EXPECT_FALSE(head.open(second, kPort));  // replayed
+  EXPECT_FALSE(head.open(first, kPort));   // older than the last accepted
   // Counters are per sender: node 2's first is fine.
   w::Wire other(kKey, 2, 3);
-  EXPECT_TRUE(head.open(other.seal(beat_of(2), 0)));
+  EXPECT_TRUE(head.open(other.seal(beat_of(2), 0, kPort), kPort));
 }
 
 TEST(WatchDatagram, OnlyTheAddresseeFromAnAllowedSenderOpensIt) {
@@ -132,14 +133,39 @@ TEST(WatchDatagram, OnlyTheAddresseeFromAnAllowedSenderOpensIt) {
   w::Datagram end;
   end.type = w::Datagram::Type::End;
   // The head's end to node 1, replayed to node 2, or back to the head: dropped.
-  const std::string to_one = head.seal(end, 1);
-  EXPECT_FALSE(two.open(to_one));
-  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(to_one));
-  ASSERT_TRUE(one.open(to_one));
-  EXPECT_EQ(one.open(head.seal(end, 1))->type, w::Datagram::Type::End);
+  const std::string to_one = head.seal(end, 1, kPort);
+  EXPECT_FALSE(two.open(to_one, kPort));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(to_one, kPort));
+  ASSERT_TRUE(one.open(to_one, kPort));
+  EXPECT_EQ(one.open(head.seal(end, 1, kPort), kPort)->type, w::Datagram::Type::End);
   // A member hears only the head, never another member (nor one past the step's nodes).
-  EXPECT_FALSE(two.open(one.seal(end, 2)));
-  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(w::Wire(kKey, 5, 9).seal(end, 0)));
+  EXPECT_FALSE(two.open(one.seal(end, 2, kPort), kPort));
+  EXPECT_FALSE(w::Wire(kKey, 0, 3).open(w::Wire(kKey, 5, 9).seal(end, 0, kPort), kPort));
+}
+
+// Someone who holds a port the members send to (a candidate the head skipped) relays what they
+// get to the head, or the head's answers back from their port: the head's port in the sealed
+// header no longer matches, and the datagram is refused.
+TEST(WatchDatagram, ADatagramRelayedFromAnotherPortIsRefused) {
+  w::Wire member(kKey, 1, 2), head(kKey, 0, 2);
+  const std::string to_squatter = member.seal(beat_of(1), 0, kPort + 1);  // the copy for another candidate
+  EXPECT_FALSE(head.open(to_squatter, kPort));
+  const std::string answer = head.seal(beat_of(0), 1, kPort);
+  EXPECT_FALSE(member.open(answer, kPort + 1));  // came from the squatter's port
+  EXPECT_TRUE(member.open(answer, kPort));
+}
+
+// Every node seals under the step's one key: two nodes that drew the same session must still
+// never share a nonce (the sender's index is in it), or the keystream would repeat.
+TEST(WatchDatagram, TwoSendersNeverShareANonce) {
+  const w::Wire::Session same = {'s', 'a', 'm', 'e'};
+  w::Wire one(kKey, 1, 3, same), two(kKey, 2, 3, same);
+  const std::string a = one.seal(beat_of(1), 0, kPort), b = two.seal(beat_of(1), 0, kPort);
+  // Same body, same counter: were the nonces equal, so would the ciphertexts be (the tags differ
+  // anyway: the headers they cover name different senders).
+  ASSERT_EQ(a.size(), b.size());
+  const std::size_t body = a.size() - w::kSealHeader - w::kSealTag;
+  EXPECT_NE(a.substr(w::kSealHeader, body), b.substr(w::kSealHeader, body));
 }
 
 TEST(WatchDatagram, HugeOrBinaryMessagesAreCutToFit) {
@@ -149,9 +175,9 @@ TEST(WatchDatagram, HugeOrBinaryMessagesAreCutToFit) {
   d.failure.where = std::string(5000, 'x');
   d.failure.host = std::string(5000, 'h');
   w::Wire member(kKey, 1, 2), head(kKey, 0, 2);
-  const std::string bytes = member.seal(d, 0);
+  const std::string bytes = member.seal(d, 0, kPort);
   EXPECT_LE(bytes.size(), w::kMaxDatagram);
-  const auto back = head.open(bytes);
+  const auto back = head.open(bytes, kPort);
   ASSERT_TRUE(back);
   EXPECT_LE(back->failure.where.size(), 240u);
 }

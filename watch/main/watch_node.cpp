@@ -84,6 +84,7 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
     std::optional<std::string> why;
     for (const auto port : ports_)
       if (!(why = udp_.listen(port))) break;
+    head_port_ = static_cast<std::uint16_t>(udp_.local_port());
     if (why)
       say({"warning: the failure watch cannot listen on any of UDP ports " + ports_text() + " of " +
            args_.host + " (" + *why + "): frozen and lost nodes are not found in this step"});
@@ -92,6 +93,16 @@ WatchNode::WatchNode(const WatchArgs& args, std::string key, int out_fd, WatchTi
   } else {
     network_ = !udp_.aim_any(args_.head, ports_);
   }
+}
+
+// A member's datagram to the head: to each of its ports, each copy sealed for its port, until the
+// head answers from one; then there alone.
+void WatchNode::send_to_head(const Datagram& d) {
+  if (udp_.settled()) {
+    udp_.send_to_head(wire_.seal(d, 0, static_cast<std::uint16_t>(udp_.head().port())));
+    return;
+  }
+  for (const net::Address& at : udp_.candidates()) udp_.send(at, wire_.seal(d, 0, static_cast<std::uint16_t>(at.port())));
 }
 
 std::string WatchNode::ports_text() const {
@@ -215,7 +226,9 @@ void WatchNode::read_network(Now now) {
     const auto size = udp_.receive(buf, sizeof buf, from);
     if (!size) break;
     if (*size > kMaxDatagram) continue;
-    const auto d = wire_.open(std::string_view(buf, *size));
+    // The head's datagrams name the port it listens on; a member's the port it sent to.
+    const auto d = wire_.open(std::string_view(buf, *size),
+                              head() ? head_port_ : static_cast<std::uint16_t>(from.port()));
     if (!d) continue;
     if (head())
       on_head_datagram(*d, from, now);
@@ -242,7 +255,7 @@ void WatchNode::note_drops(Now now) {
 }
 
 void WatchNode::reply(const net::Address& to, unsigned node, const Datagram& d) {
-  udp_.send(to, wire_.seal(d, node));
+  udp_.send(to, wire_.seal(d, node, head_port_));
 }
 
 void WatchNode::on_head_datagram(const Datagram& d, const net::Address& from, Now now) {
@@ -303,7 +316,7 @@ void WatchNode::on_member_datagram(const Datagram& d, const net::Address& from, 
       Datagram ack;
       ack.type = Datagram::Type::Ack;
       ack.node = args_.node;
-      udp_.send_to_head(wire_.seal(ack, 0));
+      send_to_head(ack);
     }
       break;
     default:
@@ -450,7 +463,7 @@ void WatchNode::tick(Now now) {
   if (!network_) return;
   for (Datagram& d : member_->due(now)) {
     d.node = args_.node;
-    udp_.send_to_head(wire_.seal(d, 0));
+    send_to_head(d);
   }
   switch (member_->alarm(now)) {
     case Member::Alarm::None:

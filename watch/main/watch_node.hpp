@@ -58,6 +58,7 @@ class WatchNode {
   void reply(const net::Address& to, unsigned node, const Datagram& d);
   void say(const std::vector<std::string>& lines) const;
   void note_drops(Now now);
+  void send_to_head(const Datagram& d);
   std::string ports_text() const;
   bool may_leave(Now now) const;
   Clock::time_point next_wake(Now now) const;
@@ -82,6 +83,7 @@ class WatchNode {
   net::Udp udp_;
   bool network_ = false;
   std::vector<std::uint16_t> ports_;  // the head's, in the order it tries them (head_ports())
+  std::uint16_t head_port_ = 0;       // head: the one it listens on
   std::uint32_t dropped_seen_ = 0;    // head: the socket's drop count, last looked at
   bool drops_said_ = false;
   std::optional<Judge> judge_;

@@ -201,38 +201,60 @@ std::vector<std::uint16_t> head_ports(std::string_view key_hex, const plan::Port
   return ports;
 }
 
-Wire::Wire(std::string_view key_hex, unsigned me, unsigned nodes)
+Wire::Wire(std::string_view key_hex, unsigned me, unsigned nodes, std::optional<Session> session)
     : me_(me), nodes_(nodes), last_(me == 0 ? nodes : 1, 0) {
   const auto key = key_bytes(key_hex);
   if (!key) return;
   aead_ = std::make_unique<seal::Aead>(seal::derive(*key, "slurm-ddp watch datagrams v2"));
   const auto tag = seal::derive(*key, "slurm-ddp watch step tag");
   std::memcpy(step_tag_.data(), tag.data(), step_tag_.size());
-  const auto session = seal::random_nonce();
-  std::memcpy(session_.data(), session.data(), session_.size());
+  if (session) {
+    session_ = *session;
+    return;
+  }
+  const auto drawn = seal::random_nonce();
+  std::memcpy(session_.data(), drawn.data(), session_.size());
 }
 
-std::string Wire::seal(const Datagram& d, unsigned to) {
+namespace {
+
+// from | session | the counter's low 32 bits (see the header comment).
+seal::Nonce nonce_of(const char* header) {
+  seal::Nonce n{};
+  std::memcpy(n.data(), header + 16, 4);
+  std::memcpy(n.data() + 4, header + 24, 4);
+  std::memcpy(n.data() + 8, header + 28, 4);
+  return n;
+}
+
+}  // namespace
+
+std::string Wire::seal(const Datagram& d, unsigned to, std::uint16_t head_port) {
   if (!aead_) return {};
+  // The low 32 bits of the counter go into the nonce: they may wrap only under a new session.
+  if ((++counter_ & 0xffffffffu) == 0) {
+    const auto session = seal::random_nonce();
+    std::memcpy(session_.data(), session.data(), session_.size());
+  }
   const std::string body = encode_body(d);
   std::string header(kSealHeader, '\0');
   std::memcpy(header.data(), kMagic, sizeof kMagic);
   header[4] = static_cast<char>(kSealVersion);
+  header[6] = static_cast<char>(head_port & 0xff);
+  header[7] = static_cast<char>(head_port >> 8);
   std::memcpy(header.data() + 8, step_tag_.data(), step_tag_.size());
   put32(header.data() + 16, me_);
   put32(header.data() + 20, to);
   std::memcpy(header.data() + 24, session_.data(), session_.size());
-  put64(header.data() + 28, ++counter_);
-  seal::Nonce nonce{};
-  std::memcpy(nonce.data(), header.data() + 24, nonce.size());
-  return header + aead_->seal(nonce, header, body);
+  put64(header.data() + 28, counter_);
+  return header + aead_->seal(nonce_of(header.data()), header, body);
 }
 
-std::optional<Datagram> Wire::open(std::string_view bytes) {
+std::optional<Datagram> Wire::open(std::string_view bytes, std::uint16_t head_port) {
   if (!aead_ || bytes.size() < kSealHeader + 2 + kSealTag || bytes.size() > kMaxDatagram) return std::nullopt;
   const char* p = bytes.data();
   if (std::memcmp(p, kMagic, sizeof kMagic) != 0 || static_cast<unsigned char>(p[4]) != kSealVersion ||
-      CRYPTO_memcmp(p + 8, step_tag_.data(), step_tag_.size()) != 0)
+      get_le(p + 6, 2) != head_port || CRYPTO_memcmp(p + 8, step_tag_.data(), step_tag_.size()) != 0)
     return std::nullopt;
   const auto from = static_cast<std::uint32_t>(get_le(p + 16, 4));
   const auto to = static_cast<std::uint32_t>(get_le(p + 20, 4));
@@ -240,9 +262,7 @@ std::optional<Datagram> Wire::open(std::string_view bytes) {
   const std::uint64_t counter = get_le(p + 28, 8);
   std::uint64_t& last = last_[me_ == 0 ? from : 0];
   if (counter <= last) return std::nullopt;
-  seal::Nonce nonce{};
-  std::memcpy(nonce.data(), p + 24, nonce.size());
-  const auto body = aead_->open(nonce, bytes.substr(0, kSealHeader), bytes.substr(kSealHeader));
+  const auto body = aead_->open(nonce_of(p), bytes.substr(0, kSealHeader), bytes.substr(kSealHeader));
   if (!body) return std::nullopt;
   auto d = decode_body(*body);
   if (!d) return std::nullopt;

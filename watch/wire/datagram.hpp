@@ -27,11 +27,16 @@
 // 128-bit key (srun drew it with getrandom(); it reaches each node's watch through slurmstepd,
 // never a command line or a task's environment, and never travels):
 //
-//   "DDPW" | version 2 | 3 zero bytes | step tag (8) | from (u32 LE) | to (u32 LE)
+//   "DDPW" | version 2 | zero | head's port (u16 LE) | step tag (8) | from (u32 LE) | to (u32 LE)
 //          | session (4) | counter (u64 LE) | ChaCha20-Poly1305(JSON body) | tag (16)
 //
-// with the 36-byte header as associated data and session | counter as the nonce (a sender counts
-// up from 1 over all it sends, under a session drawn when its watch starts, so no nonce repeats).
+// with the 36-byte header as associated data and from | session | the counter's low 32 bits as
+// the nonce: every node seals under the step's one key, so the sender's index keeps two nodes'
+// nonces apart, and a sender counts up from 1 over all it sends under a session drawn when its
+// watch starts (a new one should the low bits ever wrap), so none of its own repeats. The head's
+// port is the port the head listens on: a member seals each copy for the candidate it goes to,
+// and the head seals its own, so a datagram relayed from another port (a candidate someone else
+// holds) is refused by the head, and an answer relayed from one is not settled on by a member.
 // A receiver checks, cheapest first and before it allocates anything: the size, the magic, the
 // step tag (derived from the key: junk and other steps' datagrams stop here), that it is the
 // addressee and the sender is one it may hear (the head hears members 1..N-1, a member only the
@@ -45,8 +50,9 @@
 // a node never heard is never called lost; member.hpp: a head never heard is never called lost),
 // so a port nobody answers on costs frozen-node detection for that step (the head warns that nodes
 // never reached it) but ends nothing; failures then reach Slurm through each node's own watch
-// (WatchNode::act_alone). Members connect() their socket to the head's address, so the kernel drops
-// datagrams from anywhere else before the watch sees them.
+// (WatchNode::act_alone). Once the head has answered, a member connect()s its socket to the
+// head's address and port, so the kernel drops datagrams from anywhere else before the watch sees
+// them.
 #pragma once
 
 #include <array>
@@ -97,19 +103,24 @@ std::vector<std::uint16_t> head_ports(std::string_view key_hex, const plan::Port
 // (the last counter accepted from each sender). See the header comment for the checks.
 class Wire {
  public:
-  // `me`: this node's index; `nodes`: the step's nodes. An invalid key opens nothing.
-  Wire(std::string_view key_hex, unsigned me, unsigned nodes);
+  // `me`: this node's index; `nodes`: the step's nodes. An invalid key opens nothing. `session`:
+  // drawn from the kernel's random numbers unless given (the tests give two nodes the same).
+  using Session = std::array<char, 4>;
+  Wire(std::string_view key_hex, unsigned me, unsigned nodes, std::optional<Session> session = std::nullopt);
   bool keyed() const { return aead_ != nullptr; }
 
-  std::string seal(const Datagram& d, unsigned to);
-  // The datagram (its node set to the sender's index), or nullopt. Nothing is allocated for
-  // bytes that fail the cheap checks.
-  std::optional<Datagram> open(std::string_view bytes);
+  // `head_port`: the head's port the datagram is for (a member: the candidate it sends to; the
+  // head: the one it listens on).
+  std::string seal(const Datagram& d, unsigned to, std::uint16_t head_port);
+  // The datagram (its node set to the sender's index), or nullopt, also when it does not name
+  // `head_port` (the head: its own; a member: the port the datagram came from). Nothing is
+  // allocated for bytes that fail the cheap checks.
+  std::optional<Datagram> open(std::string_view bytes, std::uint16_t head_port);
 
  private:
   std::unique_ptr<seal::Aead> aead_;
   std::array<char, 8> step_tag_{};
-  std::array<char, 4> session_{};
+  Session session_{};
   unsigned me_;
   unsigned nodes_;
   std::uint64_t counter_ = 0;

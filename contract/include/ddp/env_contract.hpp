@@ -85,7 +85,8 @@ inline constexpr const char* kDdpStoreRelay = "DDP_STORE_RELAY";
 inline constexpr const char* kDdpStoreKey = "DDP_STORE_KEY";
 inline constexpr std::size_t kStoreKeyHexDigits = 64;
 
-// Every name the plugin may write: the batch step and foreign launchers must never see stale ones.
+// Every name the plugin may write: the batch step and foreign launchers must never see stale ones
+// (the plugin unsets them there; a step a task starts without the plugin keeps what it inherits).
 inline const std::vector<std::string>& rank_variable_names() {
   static const std::vector<std::string> names = {
       kRank,       kLocalRank,    kWorldSize,    kLocalWorldSize, kGroupRank,

@@ -46,6 +46,10 @@ struct Context {
   // TORCHELASTIC_RESTART_COUNT: how often the job was started again (requeued); part of what a
   // sealed value is bound to, so that one from an earlier attempt does not pass in this one.
   unsigned restart_count = 0;
+  // What this rendezvous is for, when one step meets more than once on MASTER_PORT (ddp-preflight
+  // says "preflight", the program after it leaves it empty): bound into the sealed values too, so
+  // that one copied from the preflight's store does not pass in the program's.
+  std::string store_scope;
 
   // Throws ddp::Error naming the variable, its value, what is allowed and how to launch instead.
   static Context from_environment();                      // the process's environment
