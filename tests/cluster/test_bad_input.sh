@@ -43,7 +43,7 @@ out=$("$RUN" sbatch --test-only --ddp-nodes=0000000001 --ddp-gpus=2 --wrap true 
 expect_contains "$out" "using 2 processors on nodes n1" "leading zeros"
 out=$("$RUN" sbatch --test-only --ddp-nodes=1 --ddp-gpus=2 --gpus-per-node=gpu:a100:2 --wrap true 2>&1 || true)
 [[ $out != *"conflicts with"* ]] || fail "a typed --gpus-per-node of the same count was refused: $out"
-# Slurm's own refusal of a type no node has: 22.05 and 26.05 say one thing, 24.11 another.
+# Slurm's own refusal of a type no node has, in the words of its release (22.05's, 24.11's).
 [[ $out == *"Invalid generic resource"* || $out == *"Requested node configuration is not available"* ]] ||
   fail "the type did not reach Slurm: $out"
 # A job submitted from inside a DDP allocation takes only the --ddp-* options given to it, not

@@ -63,7 +63,11 @@ store, writes = None, 0
 while time.time() < deadline:
     try:
         if store is None:
-            store = TCPStore("n1", port, 1, False, datetime.timedelta(seconds=1))
+            # torch 2.x asks for libuv unless told, which Debian's build lacks; 1.13 has no switch.
+            try:
+                store = TCPStore("n1", port, 1, False, datetime.timedelta(seconds=1), use_libuv=False)
+            except TypeError:
+                store = TCPStore("n1", port, 1, False, datetime.timedelta(seconds=1))
         # The round's "every rank left its text" too: rank 0 then reads at once, before rank 1
         # writes its own (which the loop overwrites again anyway).
         store.set("ddp/to0/1/1", forged)
