@@ -3,10 +3,18 @@
 #   Slurm::headers        headers only (for the SPANK plugin, which takes libslurm's symbols from
 #                         the srun/slurmstepd process that loads it)
 #   SLURM_PLUGIN_DIR      where Slurm loads plugins from
-find_path(SLURM_INCLUDE_DIR slurm/spank.h)
-find_library(SLURM_LIBRARY NAMES slurm)
+# A Slurm under a prefix of its own: -DSLURM_ROOT=PREFIX (or SLURM_ROOT in the environment, or
+# that prefix in CMAKE_PREFIX_PATH) is searched before the system's.
+find_path(SLURM_INCLUDE_DIR slurm/spank.h HINTS ${SLURM_ROOT} $ENV{SLURM_ROOT} PATH_SUFFIXES include)
+find_library(SLURM_LIBRARY NAMES slurm HINTS ${SLURM_ROOT} $ENV{SLURM_ROOT} PATH_SUFFIXES lib64 lib)
+# Slurm's plugin folder is its libdir's slurm/ (Debian: slurm-wlm/), beside the libslurm found:
+# a site's Slurm under a prefix of its own has it there too.
+if(SLURM_LIBRARY)
+  get_filename_component(_slurm_libdir "${SLURM_LIBRARY}" DIRECTORY)
+endif()
 find_path(SLURM_PLUGIN_DIR NAMES cli_filter_lua.so spank_pbs.so select_cons_tres.so
-  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm-wlm /usr/lib64/slurm /usr/lib/slurm
+  PATHS ${_slurm_libdir}/slurm ${_slurm_libdir}/slurm-wlm
+        /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm-wlm /usr/lib64/slurm /usr/lib/slurm
   NO_DEFAULT_PATH)
 
 if(SLURM_INCLUDE_DIR AND EXISTS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h")

@@ -1,6 +1,6 @@
 // libslurm for the failure paths that talk to slurmctld (slurm_end_step, slurm_requeue): opened
-// at run time by the soname this build was compiled against, so a step that does not fail never
-// loads it. Call only in a child process of the watch: slurmctld may be slow.
+// at run time, from where this build found it (by soname if it is not there), so a step that does
+// not fail never loads it. Call only in a child process of the watch: slurmctld may be slow.
 #pragma once
 
 #include <dlfcn.h>
