@@ -20,6 +20,18 @@ LAB_NETNS_DIR=/run/netns
 
 SLURM_CONF=$LAB_DIR/slurm.conf
 export SLURM_CONF
+
+# The Slurm the lab runs: the system's (Debian's packages), or one under a prefix of its own as a
+# site builds it (tests/platform/slurm_source.sh builds SchedMD's 25.11 so). Its daemons and
+# clients then come first on every PATH the lab and its tests use, and nothing else points at it:
+# what finds libslurm must find it as on such a site.
+LAB_SLURM_PREFIX=${LAB_SLURM_PREFIX:-}
+LAB_DAEMON_PATH=/usr/sbin:/usr/bin:/sbin:/bin
+if [[ -n $LAB_SLURM_PREFIX ]]; then
+    LAB_DAEMON_PATH=$LAB_SLURM_PREFIX/sbin:$LAB_SLURM_PREFIX/bin:$LAB_DAEMON_PATH
+    PATH=$LAB_SLURM_PREFIX/bin:$LAB_SLURM_PREFIX/sbin:$PATH
+    export PATH
+fi
 LAB_MUNGE_SOCKET=$LAB_DIR/munge/munge.sock
 LAB_PLUGSTACK=$LAB_DIR/plugstack.conf
 LAB_PLUGSTACK_DIR=$LAB_DIR/plugstack.conf.d
@@ -235,7 +247,7 @@ lab_member_pids() {
 
 # Undoes everything a (possibly partial) up.sh did. Safe to call repeatedly.
 lab_teardown() {
-    local pids ns daemons=() members=() munged f name pid
+    local pids ns daemons=() members=() munged=() skip=() f name pid
 
     # Daemons first: slurmctld and slurmd stop accepting work, munged last so
     # that the slurm daemons can still authenticate while shutting down.
@@ -251,10 +263,15 @@ lab_teardown() {
     fi
     # Job steps, tasks, stray clients started through run.sh. slurmstepd and
     # its tasks shrug off SIGTERM, and nobody needs their goodbyes here.
-    munged=$(lab_pid_of munged || echo none)
-    mapfile -t members < <(echo "$pids" | grep -v -x -F -e "$munged" -e '')
+    # The controller's munged and each node's (up.sh), stopped last.
+    for f in "$LAB_PID_DIR"/munged*.pid; do
+        [[ -e $f ]] || continue
+        munged+=("$(basename "$f" .pid)")
+        pid=$(lab_pid_of "${munged[-1]}") && skip+=(-e "$pid")
+    done
+    mapfile -t members < <(echo "$pids" | grep -v -x -F "${skip[@]}" -e '')
     lab_stop_pids 5 "${members[@]}"
-    lab_stop_daemon munged
+    for name in "${munged[@]}"; do lab_stop_daemon "$name"; done
     # Anything that slipped in meanwhile (e.g. a step launched during shutdown).
     mapfile -t members < <(lab_member_pids)
     lab_stop_pids 5 "${members[@]}"
@@ -277,8 +294,8 @@ lab_teardown() {
 
     # Keep log/ for post-mortems; the rest is recreated by up.sh.
     rm -rf "$LAB_PID_DIR" "$LAB_STATE_DIR" "${LAB_DIR:?}/state" "${LAB_DIR:?}/spool" \
-        "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_DIR:?}/munge" "${LAB_DIR:?}/munge-key" \
-        "$LAB_PLUGSTACK_DIR" "${LAB_DIR:?}/node-facts"
+        "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_DIR:?}/munge" "${LAB_DIR:?}/munge-nodes" \
+        "${LAB_DIR:?}/munge-key" "$LAB_PLUGSTACK_DIR" "${LAB_DIR:?}/node-facts"
     rm -f "$SLURM_CONF" "$LAB_DIR/gres.conf" "$LAB_PLUGSTACK" "$LAB_DIR/cli_filter.lua" \
         "$LAB_DIR/hosts"
 }
