@@ -19,6 +19,7 @@
 #include "relayed_store.hpp"
 #include "store_relay.hpp"
 #include "store_relay_wire.hpp"
+#include "torch_compat.hpp"
 
 namespace {
 
@@ -62,7 +63,8 @@ struct Node {
   std::unique_ptr<StoreRelay> relay;
 
   Node() {
-    server = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options(true));
+    // As libddp makes rank 0's store: LibTorch 2.x without libuv (Debian's) refuses its default.
+    server = ddp::compat::make_tcp_store("127.0.0.1", options(true));
     relay = StoreRelay::listen(name, [this]() -> c10::intrusive_ptr<c10d::Store> {
       ++upstream;
       return c10::make_intrusive<CountingStore>("127.0.0.1", options(false), upstream_gets, upstream_waits,
@@ -75,6 +77,10 @@ struct Node {
     o.isServer = server_side;
     o.waitWorkers = false;
     o.timeout = 10s;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+    // A client speaks the same to either server, and one built without libuv refuses the default.
+    if (!server_side) o.useLibUV = false;
+#endif
     return o;
   }
   c10::intrusive_ptr<c10d::Store> direct() const {
