@@ -51,3 +51,10 @@ if(Slurm_FOUND AND NOT TARGET Slurm::slurm)
     INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
 endif()
 mark_as_advanced(SLURM_INCLUDE_DIR SLURM_LIBRARY SLURM_PLUGIN_DIR)
+
+# An installed program that links libslurm (slurm_program(TARGET)) finds it where the build did:
+# a Slurm under a prefix of its own is outside the loader's search path; one in a system folder
+# adds nothing to the program's run path.
+function(slurm_program target)
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+endfunction()
