@@ -1,0 +1,135 @@
+#!/bin/bash
+# The platform check for a Slurm series that no registry here ships: SchedMD's source (25.11 by
+# default), built as a site builds it, under a prefix of its own outside the loader's search path
+# (as /opt/slurm would be), on this Debian 12 machine. Then slurm-ddp is built against it as the
+# admins.md tells such a site (cmake -DSLURM_ROOT=PREFIX), and every cluster test runs from
+# that build tree on a test cluster of that Slurm's daemons and clients.
+#
+#   sudo tests/platform/slurm_source.sh                  all of it
+#   sudo tests/platform/slurm_source.sh --packages-only  the Debian packages Slurm's build needs
+#                                                        (CI installs them before any test runs:
+#                                                        dpkg beside the package check fails)
+#   sudo tests/platform/slurm_source.sh --build-only     Slurm and the project built, nothing run
+#   sudo tests/platform/slurm_source.sh --tests-only     the cluster tests on a --build-only's build
+#
+# DDP_SLURM_SOURCE: the tarball (default ../shared/slurm/slurm-25.11.7.tar.xz beside the checkout:
+# SchedMD's sources are never part of the project). A missing one fails the check.
+# Everything goes under $DDP_PLATFORM_CACHE/slurm-VERSION (default /var/cache/slurm-ddp-platform),
+# kept while the tarball and the recipe are unchanged; the project's build is made again each time.
+# The test cluster runs in a private mount and UTS namespace (its /run is its own, its hostname the
+# controller's, as in the other platforms' roots), so it never meets this machine's own lab.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CACHE=${DDP_PLATFORM_CACHE:-/var/cache/slurm-ddp-platform}
+SOURCE=${DDP_SLURM_SOURCE:-$REPO/../shared/slurm/slurm-25.11.7.tar.xz}
+# What Slurm's configure needs beyond the project's own packages (scripts/setup.sh): MUNGE for
+# auth/munge and cred/munge, Lua 5.4 for cli_filter/lua (the project's cli_filter), json-c for
+# the JSON serializer scontrol and the controller load.
+BUILD_PACKAGES=(libmunge-dev liblua5.4-dev libjson-c-dev)
+
+step() { printf '\n== slurm source [%4ss] %s\n' "$SECONDS" "$*"; }
+fail() { echo "slurm source: $*" >&2; exit 1; }
+usage() { echo "usage: $0 [--packages-only|--build-only|--tests-only]" >&2; exit 2; }
+
+stage=all
+case ${1:-} in
+  "") ;;
+  --packages-only | --build-only | --tests-only) stage=$1 ;;
+  *) usage ;;
+esac
+(($# <= 1)) || usage
+[ "$(id -u)" = 0 ] || fail "needs root (packages, the test cluster): sudo $0"
+
+install_packages() {
+  local missing=() p
+  for p in "${BUILD_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  step "apt-get install ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+    fail "cannot install ${missing[*]} (apt-get update first?)"
+}
+if [ "$stage" = --packages-only ]; then
+  install_packages
+  exit 0
+fi
+
+[ -f "$SOURCE" ] ||
+  fail "no Slurm source at $SOURCE: set DDP_SLURM_SOURCE to SchedMD's tarball (slurm-VERSION.tar.xz or .tar.bz2)"
+SOURCE=$(realpath "$SOURCE")
+version=$(basename "$SOURCE")
+version=${version#slurm-}
+version=${version%.tar.*}
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || fail "cannot read a Slurm version from the name $SOURCE (slurm-25.11.7.tar.xz)"
+work=$CACHE/slurm-$version
+prefix=$work/prefix
+build=$work/ddp-build
+# The test cluster runs its jobs as nobody, who must reach the prefix and the build.
+mkdir -p "$work"
+chmod 755 "$CACHE" "$work"
+
+if [ "$stage" != --tests-only ]; then
+  install_packages
+  # The recipe: the tarball and how it is built. A changed one builds Slurm again.
+  configure=(--prefix="$prefix" --sysconfdir="$prefix/etc" --disable-debug --disable-dependency-tracking)
+  recipe="$(sha256sum "$SOURCE" | cut -d' ' -f1) ${configure[*]}"
+  if [ "$(cat "$prefix/.ddp-recipe" 2>/dev/null)" != "$recipe" ]; then
+    rm -rf "$prefix" "$work/src"
+    mkdir -p "$work/src"
+    step "Slurm $version: unpack $SOURCE"
+    tar -xf "$SOURCE" -C "$work/src" --strip-components=1
+    step "Slurm $version: ./configure ${configure[*]}"
+    (cd "$work/src" && ./configure "${configure[@]}" >"$work/configure.log" 2>&1) ||
+      { tail -30 "$work/configure.log"; fail "Slurm's configure failed (log: $work/configure.log)"; }
+    step "Slurm $version: make -j$(nproc) && make install"
+    (cd "$work/src" && make -j"$(nproc)" >"$work/make.log" 2>&1 && make install >"$work/install.log" 2>&1) ||
+      { tail -30 "$work/make.log" "$work/install.log" 2>/dev/null; fail "Slurm's build failed (logs in $work)"; }
+    rm -rf "$work/src"
+    echo "$recipe" >"$prefix/.ddp-recipe"
+  fi
+  runuser -u nobody -- test -x "$prefix/bin/srun" ||
+    fail "user nobody cannot run $prefix/bin/srun: every folder above it must be readable by all"
+
+  step "slurm-ddp against Slurm $version: cmake -DSLURM_ROOT=$prefix"
+  rm -rf "$build"
+  # As a site builds it; the unit tests are the Debian 12 check's (they touch no Slurm API).
+  cmake -S "$REPO" -B "$build" -DSLURM_ROOT="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -DDDP_BUILD_UNIT_TESTS=OFF >"$work/cmake.log" 2>&1 ||
+    { tail -30 "$work/cmake.log"; fail "cmake failed (log: $work/cmake.log)"; }
+  found=$(sed -n 's/^SLURM_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
+  [ "$found" = "$prefix/include" ] || fail "the build found Slurm's headers in $found, not in $prefix/include"
+  cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 ||
+    { grep -E -m 20 'error|Error' "$work/build.log"; tail -20 "$work/build.log"; fail "the build failed (log: $work/build.log)"; }
+  # The failure watch must find this libslurm although the loader would not (the cluster tests
+  # of --ddp-retries and of a suspended job fail when it does not), and so must the installed
+  # programs that link it.
+  if ldconfig -p | grep -q "$(basename "$(readlink -f "$prefix/lib/libslurm.so")")"; then
+    fail "$prefix's libslurm is in the loader's cache: this check would not test a Slurm outside its path"
+  fi
+  rm -rf "$work/installed"
+  DESTDIR=$work/installed cmake --install "$build" --component plugin >/dev/null
+  for program in ddp-plan ddp-report; do
+    installed=$(find "$work/installed" -name "$program" -type f)
+    "$installed" --help >/dev/null ||
+      fail "the installed $program does not start (ldd: $(ldd "$installed" | grep 'not found' | tr -s ' \t' ' '))"
+  done
+  [ "$stage" != --build-only ] || exit 0
+fi
+
+[ -f "$build/CMakeCache.txt" ] || fail "no build in $build: run $0 --build-only first"
+step "the cluster tests on Slurm $version ($prefix)"
+rc=0
+# shellcheck disable=SC2016 # expanded by the inner bash
+# The lab's daemons live on in the namespace's /run: down.sh ends them also when ctest does not.
+unshare --mount --uts --propagation private -- bash -c '
+  mount -t tmpfs -o mode=0755 tmpfs /run
+  hostname ctl
+  export LAB_SLURM_PREFIX=$1
+  trap "$3/tests/cluster/down.sh >/dev/null 2>&1" EXIT
+  ctest --test-dir "$2" -L cluster --output-on-failure' \
+  slurm-source "$prefix" "$build" "$REPO" 2>&1 | tee "$work/ctest.log" || rc=$?
+echo "slurm source: Slurm $("$prefix/sbin/slurmd" -V | cut -d' ' -f2) from $SOURCE," \
+  "$(grep -E '^[0-9]+% tests passed' "$work/ctest.log" || echo 'ctest printed no summary')"
+exit "$rc"
