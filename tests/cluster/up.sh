@@ -132,6 +132,11 @@ check_env() {
     [[ $LAB_UP_TIMEOUT =~ ^[1-9][0-9]*$ ]] || lab_die "LAB_UP_TIMEOUT must be seconds, got '$LAB_UP_TIMEOUT'"
     [[ $LAB_CPUS =~ ^[1-9][0-9]*$ ]] || lab_die "LAB_CPUS must be a positive number, got '$LAB_CPUS'"
     [[ $LAB_GPUS =~ ^[1-9][0-9]*$ ]] || lab_die "LAB_GPUS must be a positive number, got '$LAB_GPUS'"
+    # Else Debian's daemons, later on PATH, would run in its place without a word.
+    if [[ -n $LAB_SLURM_PREFIX ]]; then
+        [[ $LAB_SLURM_PREFIX == /* && -x $LAB_SLURM_PREFIX/sbin/slurmd && -x $LAB_SLURM_PREFIX/bin/srun ]] ||
+            lab_die "LAB_SLURM_PREFIX must be the absolute prefix of a Slurm install (PREFIX/sbin/slurmd, PREFIX/bin/srun), got '$LAB_SLURM_PREFIX'"
+    fi
     if [[ -n ${LAB_RESV_PORTS:-} ]]; then
         [[ $LAB_RESV_PORTS =~ ^[0-9]+-[0-9]+$ ]] || lab_die "LAB_RESV_PORTS must be lo-hi, got '$LAB_RESV_PORTS'"
     fi
