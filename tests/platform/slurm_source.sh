@@ -11,6 +11,10 @@
 #                                                        dpkg beside the package check fails)
 #   sudo tests/platform/slurm_source.sh --build-only     Slurm and the project built, nothing run
 #   sudo tests/platform/slurm_source.sh --tests-only     the cluster tests on a --build-only's build
+#   ... --series-tests                                   (with --tests-only or alone) only the
+#                                                        cluster tests that reach what differs
+#                                                        between Slurm series (CTest label
+#                                                        slurm_series; CI runs these)
 #
 # DDP_SLURM_SOURCE: the tarball (default ../shared/slurm/slurm-25.11.7.tar.xz beside the checkout:
 # SchedMD's sources are never part of the project). A missing one fails the check.
@@ -33,13 +37,22 @@ fail() { echo "slurm source: $*" >&2; exit 1; }
 usage() { echo "usage: $0 [--packages-only|--build-only|--tests-only]" >&2; exit 2; }
 
 stage=all
-case ${1:-} in
-  "") ;;
-  --packages-only | --build-only | --tests-only) stage=$1 ;;
-  *) usage ;;
-esac
-(($# <= 1)) || usage
+label=cluster
+for a in "$@"; do
+  case $a in
+    --packages-only | --build-only | --tests-only)
+      [ "$stage" = all ] || usage
+      stage=$a
+      ;;
+    --series-tests) label=slurm_series ;;
+    *) usage ;;
+  esac
+done
+case $stage$label in --packages-onlyslurm_series | --build-onlyslurm_series) usage ;; esac
 [ "$(id -u)" = 0 ] || fail "needs root (packages, the test cluster): sudo $0"
+# First, so that CI, which installs the packages before anything else, fails at once without it.
+[ -f "$SOURCE" ] ||
+  fail "no Slurm source at $SOURCE: set DDP_SLURM_SOURCE to SchedMD's tarball (slurm-VERSION.tar.xz or .tar.bz2)"
 
 install_packages() {
   local missing=() p
@@ -56,8 +69,6 @@ if [ "$stage" = --packages-only ]; then
   exit 0
 fi
 
-[ -f "$SOURCE" ] ||
-  fail "no Slurm source at $SOURCE: set DDP_SLURM_SOURCE to SchedMD's tarball (slurm-VERSION.tar.xz or .tar.bz2)"
 SOURCE=$(realpath "$SOURCE")
 version=$(basename "$SOURCE")
 version=${version#slurm-}
@@ -93,7 +104,7 @@ if [ "$stage" != --tests-only ]; then
     fail "user nobody cannot run $prefix/bin/srun: every folder above it must be readable by all"
 
   step "slurm-ddp against Slurm $version: cmake -DSLURM_ROOT=$prefix"
-  rm -rf "$build"
+  rm -rf "$build" "$work/built"
   # As a site builds it; the unit tests are the Debian 12 check's (they touch no Slurm API).
   cmake -S "$REPO" -B "$build" -DSLURM_ROOT="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -DDDP_BUILD_UNIT_TESTS=OFF >"$work/cmake.log" 2>&1 ||
@@ -105,8 +116,12 @@ if [ "$stage" != --tests-only ]; then
   # The failure watch must find this libslurm although the loader would not (the cluster tests
   # of --ddp-retries and of a suspended job fail when it does not), and so must the installed
   # programs that link it.
-  if ldconfig -p | grep -q "$(basename "$(readlink -f "$prefix/lib/libslurm.so")")"; then
-    fail "$prefix's libslurm is in the loader's cache: this check would not test a Slurm outside its path"
+  soname=$(objdump -p "$prefix/lib/libslurm.so" | awk '$1 == "SONAME" { print $2 }')
+  [ -n "$soname" ] || fail "cannot read the soname of $prefix/lib/libslurm.so"
+  ldconfig -p >"$work/ldconfig.txt"
+  if awk -v p="$prefix/" -v s="$soname" 'index($0, p) && index($0, s) { found = 1 } END { exit !found }' \
+    "$work/ldconfig.txt" || [ -n "${LD_LIBRARY_PATH:-}" ]; then
+    fail "the loader finds $prefix's $soname (ldconfig or LD_LIBRARY_PATH): this check would not test a Slurm outside its path"
   fi
   rm -rf "$work/installed"
   DESTDIR=$work/installed cmake --install "$build" --component plugin >/dev/null
@@ -115,21 +130,26 @@ if [ "$stage" != --tests-only ]; then
     "$installed" --help >/dev/null ||
       fail "the installed $program does not start (ldd: $(ldd "$installed" | grep 'not found' | tr -s ' \t' ' '))"
   done
+  runuser -u nobody -- test -x "$build/watch/ddp-watch" ||
+    fail "user nobody, whose jobs run the build's programs, cannot reach $build/watch/ddp-watch"
+  touch "$work/built"
   [ "$stage" != --build-only ] || exit 0
 fi
 
-[ -f "$build/CMakeCache.txt" ] || fail "no build in $build: run $0 --build-only first"
-step "the cluster tests on Slurm $version ($prefix)"
+[ -e "$work/built" ] || fail "no finished build in $build: run $0 --build-only first"
+step "the cluster tests on Slurm $version ($prefix): ctest -L $label"
 rc=0
-# shellcheck disable=SC2016 # expanded by the inner bash
 # The lab's daemons live on in the namespace's /run: down.sh ends them also when ctest does not.
+# Never on this machine's own /run: the namespace's is mounted first, or nothing runs.
+# shellcheck disable=SC2016 # expanded by the inner bash
 unshare --mount --uts --propagation private -- bash -c '
+  set -e
   mount -t tmpfs -o mode=0755 tmpfs /run
+  export LAB_SLURM_PREFIX=$1 REPO=$3
+  trap "\"\$REPO/tests/cluster/down.sh\" >/dev/null 2>&1" EXIT
   hostname ctl
-  export LAB_SLURM_PREFIX=$1
-  trap "$3/tests/cluster/down.sh >/dev/null 2>&1" EXIT
-  ctest --test-dir "$2" -L cluster --output-on-failure' \
-  slurm-source "$prefix" "$build" "$REPO" 2>&1 | tee "$work/ctest.log" || rc=$?
+  ctest --test-dir "$2" -L "$4" --output-on-failure' \
+  slurm-source "$prefix" "$build" "$REPO" "$label" 2>&1 | tee "$work/ctest.log" || rc=$?
 echo "slurm source: Slurm $("$prefix/sbin/slurmd" -V | cut -d' ' -f2) from $SOURCE," \
   "$(grep -E '^[0-9]+% tests passed' "$work/ctest.log" || echo 'ctest printed no summary')"
 exit "$rc"
