@@ -16,8 +16,9 @@
 #                                                        between Slurm series (CTest label
 #                                                        slurm_series; CI runs these)
 #
-# DDP_SLURM_SOURCE: the tarball (default ../shared/slurm/slurm-25.11.7.tar.xz beside the checkout:
-# SchedMD's sources are never part of the project). A missing one fails the check.
+# DDP_SLURM_SOURCE: the tarball (default ../shared/slurm/slurm-25.11.7.tar.xz beside the checkout,
+# or beside the local checkout it was cloned from: SchedMD's sources are never part of the
+# project). A missing one fails the check.
 # Everything goes under $DDP_PLATFORM_CACHE/slurm-VERSION (default /var/cache/slurm-ddp-platform),
 # kept while the tarball and the recipe are unchanged; the project's build is made again each time.
 # The test cluster runs in a private mount and UTS namespace (its /run is its own, its hostname the
@@ -26,7 +27,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${DDP_PLATFORM_CACHE:-/var/cache/slurm-ddp-platform}
-SOURCE=${DDP_SLURM_SOURCE:-$REPO/../shared/slurm/slurm-25.11.7.tar.xz}
+# Beside this checkout, or beside the one it was cloned from (CI clones into a folder of its own).
+TARBALL=shared/slurm/slurm-25.11.7.tar.xz
+origin=$(git -C "$REPO" remote get-url origin 2>/dev/null || true)
+SOURCE=${DDP_SLURM_SOURCE:-$REPO/../$TARBALL}
+if [ -z "${DDP_SLURM_SOURCE:-}" ] && [ ! -f "$SOURCE" ] && [ -d "$origin" ] && [ -f "$origin/../$TARBALL" ]; then
+  SOURCE=$origin/../$TARBALL
+fi
 # What Slurm's configure needs beyond the project's own packages (scripts/setup.sh): MUNGE for
 # auth/munge and cred/munge, Lua 5.4 for cli_filter/lua (the project's cli_filter), json-c for
 # the JSON serializer scontrol and the controller load.
