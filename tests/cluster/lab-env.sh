@@ -32,7 +32,10 @@ if [[ -n $LAB_SLURM_PREFIX ]]; then
     PATH=$LAB_SLURM_PREFIX/bin:$LAB_SLURM_PREFIX/sbin:$PATH
     export PATH
 fi
-LAB_MUNGE_SOCKET=$LAB_DIR/munge/munge.sock
+# The controller's and the clients' munged; each node's has a folder of its own under munge-nodes/
+# (up.sh), bound over this one in the node's mount namespace.
+LAB_MUNGE_DIR=$LAB_DIR/munge
+LAB_MUNGE_SOCKET=$LAB_MUNGE_DIR/munge.sock
 LAB_PLUGSTACK=$LAB_DIR/plugstack.conf
 LAB_PLUGSTACK_DIR=$LAB_DIR/plugstack.conf.d
 LAB_PID_DIR=$LAB_DIR/pids
@@ -294,7 +297,7 @@ lab_teardown() {
 
     # Keep log/ for post-mortems; the rest is recreated by up.sh.
     rm -rf "$LAB_PID_DIR" "$LAB_STATE_DIR" "${LAB_DIR:?}/state" "${LAB_DIR:?}/spool" \
-        "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_DIR:?}/munge" "${LAB_DIR:?}/munge-nodes" \
+        "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_MUNGE_DIR:?}" "${LAB_DIR:?}/munge-nodes" \
         "${LAB_DIR:?}/munge-key" "$LAB_PLUGSTACK_DIR" "${LAB_DIR:?}/node-facts"
     rm -f "$SLURM_CONF" "$LAB_DIR/gres.conf" "$LAB_PLUGSTACK" "$LAB_DIR/cli_filter.lua" \
         "$LAB_DIR/hosts"

@@ -270,7 +270,7 @@ spawn() {
             unshare --uts --mount --propagation private -- \
             /bin/sh -c 'echo "$1" >/proc/sys/kernel/hostname && mount --bind "$2" /etc/hosts &&
                 { [ -z "$3" ] || mount --bind "$3" "$4"; } && shift 4 && exec "$@"' \
-            lab-spawn "$uts" "$LAB_DIR/hosts" "$munge" "$LAB_DIR/munge" \
+            lab-spawn "$uts" "$LAB_DIR/hosts" "$munge" "$LAB_MUNGE_DIR" \
             env -i PATH="$LAB_DAEMON_PATH" LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "${extra[@]}" "$@"
     ) </dev/null >>"$LAB_LOG_DIR/$name.out" 2>&1 &
     pid=$!
@@ -289,7 +289,7 @@ lab_munged_names() {
 }
 
 lab_munge_dir() {
-    if [[ $1 == munged ]]; then echo "$LAB_DIR/munge"; else echo "$LAB_DIR/munge-nodes/${1#munged-}"; fi
+    if [[ $1 == munged ]]; then echo "$LAB_MUNGE_DIR"; else echo "$LAB_DIR/munge-nodes/${1#munged-}"; fi
 }
 
 start_munged() {
@@ -401,11 +401,11 @@ fresh_start() {
     lab_teardown
     rm -rf "$LAB_LOG_DIR"
     mkdir -p "$LAB_STATE_DIR" "$LAB_PID_DIR" "$LAB_LOG_DIR" "$LAB_DIR/run" "$LAB_DIR/state" \
-        "$LAB_DIR/dev" "$LAB_DIR/munge" "$LAB_DIR/munge-key"
+        "$LAB_DIR/dev" "$LAB_MUNGE_DIR" "$LAB_DIR/munge-key"
     lab_node_names >"$LAB_STATE_DIR/nodes"
     # munged's checks: key private, socket dir traversable by everyone.
     chmod 0700 "$LAB_DIR/munge-key"
-    chmod 0755 "$LAB_DIR/munge" "$LAB_LOG_DIR"
+    chmod 0755 "$LAB_MUNGE_DIR" "$LAB_LOG_DIR"
     for n in $(lab_node_names); do
         mkdir -p "$LAB_DIR/munge-nodes/$n"
         chmod 0755 "$LAB_DIR/munge-nodes" "$LAB_DIR/munge-nodes/$n"
