@@ -5,7 +5,8 @@
 // Simulated ranks sit 8 to a node named n0, n1, ... It measures, for one world size:
 //   - rendezvous_s: from the start of every rank at once until every rank's meet() returned
 //     (setup_s, before it: each process loads LibTorch and starts its ranks' threads, which wait);
-//   - rank0_fds: rank 0's open descriptors once it has met every rank;
+//   - rank0_fds: rank 0's open descriptors once it has met every rank; rank0_fd_demand: the
+//     open files it fails the rendezvous without, less its readers (at least what it holds, at most 64 more);
 //   - with --preflight, then ddp-preflight's exchange (preflight/exchange.hpp, the same code):
 //     every rank's checks to rank 0, each rank's orders back, the node leaders' links to rank 0,
 //     the verdict to all; preflight_exchange_s is rank 0's time from its meet() to the verdict;
@@ -279,7 +280,7 @@ int free_port() {
 int ranks_per_process(const Options& o) {
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  const rlim_t rank0_needs = ddp::detail::rank0_open_files(o.ranks);
+  const rlim_t rank0_needs = ddp::detail::rank0_open_files(context_of(o, 0)).wanted;
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < rank0_needs) {
     const rlimit raised{rank0_needs, rank0_needs};
     if (setrlimit(RLIMIT_NOFILE, &raised) != 0)
@@ -757,8 +758,18 @@ int main(int argc, char** argv) {
       const auto from = at + key.size() + 2;
       return said.substr(from, said.find(' ', from) - from);
     };
-    std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_cpu_s=%s", all_done, value("fds").c_str(),
-                value("cpu").c_str());
+    // What rank 0 fails the rendezvous without (rendezvous.hpp) against what it holds once met:
+    // its readers come later, with the first gather (the preflight's).
+    const auto files = ddp::detail::rank0_open_files(context_of(o, 0));
+    std::printf(" rendezvous_s=%.2f rank0_fds=%s rank0_fd_demand=%llu rank0_cpu_s=%s", all_done,
+                value("fds").c_str(), static_cast<unsigned long long>(files.needed), value("cpu").c_str());
+    // Unrelayed, every rank connects itself: the demand is the use by design.
+    if (ddp::detail::relayed(context_of(o, 1)) && value("fds") != "?") {
+      const std::uint64_t to_meet = files.needed - files.readers, held = std::stoull(value("fds"));
+      if (to_meet > held + 64 || to_meet < held)
+        problems.push_back("rank 0 demands " + std::to_string(to_meet) + " open files to meet, but holds " +
+                           value("fds") + " (the demand must cover the use, and exceed it by 64 at most)");
+    }
     if (o.preflight) {
       const int nodes = (o.ranks + kRanksPerNode - 1) / kRanksPerNode;
       // Rings beyond 16 nodes (pair_mode "auto"): n links; all pairs up to it; one for two nodes.

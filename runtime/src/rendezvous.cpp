@@ -117,6 +117,8 @@ c10::intrusive_ptr<c10d::Store> connect_client(const Context& c, const c10d::TCP
 // one after another cost R passes over R connections (4,096 ranks: 12 s on the 2-core machine).
 // Readers on connections of their own are answered in the same passes, about kReaders times fewer.
 constexpr std::size_t kReaders = 16;
+// Rank 0 reads every rank's text on its own connection up to this many ranks, beyond on kReaders.
+constexpr int kReadAloneUpTo = 256;
 
 // Named from the step's secret where there is one: an abstract name is listed in /proc/net/unix
 // for every user of the node once it is bound, but nobody can bind it first who does not know
@@ -166,9 +168,15 @@ c10::intrusive_ptr<c10d::Store> connect_raw(const Context& c, std::chrono::milli
   options.numWorkers = static_cast<std::size_t>(c.world_size);
   options.waitWorkers = false;  // the arrival check below waits, and can say who is missing
   options.timeout = timeout;
-  if (c.rank == 0)
-    ensure_open_files(rank0_open_files(c.world_size),
-                      "rank 0 serving the rendezvous of " + std::to_string(c.world_size) + " ranks");
+  if (c.rank == 0) {
+    const auto files = rank0_open_files(c);
+    if (const auto short_of = ensure_open_files(files.needed, files.wanted,
+                                                "rank 0 serving the rendezvous of " +
+                                                    std::to_string(c.world_size) + " ranks")) {
+      std::fprintf(stderr, "[rank 0/%d] warning: %s\n", c.world_size, short_of->c_str());
+      std::fflush(stderr);
+    }
+  }
   try {
     if (c.rank == 0) return compat::make_tcp_store(c.master_addr, options);
     return connect_client(c, options, timeout);
@@ -336,9 +344,15 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 std::string arrival_key(int rank) { return "ddp/arrived/" + std::to_string(rank); }
 
-std::uint64_t rank0_open_files(int world_size) {
+OpenFiles rank0_open_files(const Context& c) {
   const std::uint64_t per_client = compat::kStoreConnectionsPerClient;
-  return static_cast<std::uint64_t>(world_size) * per_client + 2 * kReaders * per_client + 64;
+  const std::uint64_t readers = c.world_size > kReadAloneUpTo ? 2 * kReaders * per_client : 0;
+  const std::uint64_t own = readers + 64;
+  const std::uint64_t every_rank = static_cast<std::uint64_t>(c.world_size) * per_client + own;
+  if (!relayed(c)) return {every_rank, every_rank, readers};
+  constexpr std::uint64_t kClientsPerLeader = 2;
+  const std::uint64_t nodes = static_cast<std::uint64_t>(std::max(c.nodes, 1));
+  return {std::min(every_rank, nodes * kClientsPerLeader * per_client + own), every_rank, readers};
 }
 
 c10::intrusive_ptr<c10d::Store> first_answer(c10::intrusive_ptr<c10d::Store> store, int rank,
@@ -501,16 +515,13 @@ std::string from_rank0(c10d::Store& store, const std::string& ready, const std::
   return get_text(store, key);
 }
 
-// Rank 0's reads of every rank's text (kReaders, at the top).
-constexpr int kReadAloneUpTo = 256;
-
 std::vector<std::string> read_texts(Rendezvous::Native& native, const Context& c, const Round& round,
                                     std::chrono::milliseconds timeout) {
   std::vector<std::string> out(static_cast<std::size_t>(c.world_size));
   const auto read_every = [&](c10d::Store& store, std::size_t first, std::size_t step) {
     for (std::size_t r = first; r < out.size(); r += step) out[r] = get_text(store, round.text_key(static_cast<int>(r)));
   };
-  if (c.world_size <= kReadAloneUpTo) {
+  if (c.world_size <= detail::kReadAloneUpTo) {
     read_every(*native.store, 0, 1);
     return out;
   }

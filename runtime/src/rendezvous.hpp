@@ -26,10 +26,19 @@ std::string arrival_key(int rank);
 // The count of tasks that arrived (every task adds one, two that claim one RANK included).
 inline constexpr const char* kArrivalsKey = "ddp/arrivals";
 
-// Rank 0's open files: every rank's connections to its store (one client each; two on LibTorch
-// before 2.1), both ends of rank 0's own readers (Rendezvous::gather past a few hundred ranks), and
-// 64 for the program's own files, the heartbeat's one socket among them (peer_watch.hpp).
-std::uint64_t rank0_open_files(int world_size);
+// Rank 0's open files for the rendezvous: its store's clients (one connection each; two on
+// LibTorch before 2.1), both ends of rank 0's own readers (Rendezvous::gather past a few hundred
+// ranks), and 64 for the program's own files, the heartbeat's one socket among them
+// (peer_watch.hpp). Relayed, the clients are each node's leader's two (its connection for what rank
+// 0 answers at once, and one for the wait a node's ranks share): what the rendezvous cannot do
+// without (`needed`). Every rank's own connection (`wanted`) is what the ranks of leaders that never
+// came add, reaching rank 0 directly, and what an unrelayed rendezvous needs.
+struct OpenFiles {
+  std::uint64_t needed = 0;
+  std::uint64_t wanted = 0;
+  std::uint64_t readers = 0;  // of both: the readers', opened by the first gather that needs them
+};
+OpenFiles rank0_open_files(const Context& c);
 
 // Makes `first`, a store connection's first request (it must wait for the server's answer), on
 // `store` (none: a connection from `reconnect`). Thousands of ranks connecting at once overflow the store's listen queue: the kernel
