@@ -12,4 +12,12 @@ class PlanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A problem every node of a step finds alike (an option's value, the step's shape against what
+// was asked): slurmstepd says it once for the step, from its first node, where 10,000 nodes would
+// otherwise each say the same.
+class StepWideError : public PlanError {
+ public:
+  using PlanError::PlanError;
+};
+
 }  // namespace ddp::plan

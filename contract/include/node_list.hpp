@@ -23,4 +23,13 @@ std::uint64_t count_hosts(std::string_view what, std::string_view list);
 // expanding the rest. The whole list is checked as count_hosts checks it.
 std::string first_host(std::string_view what, std::string_view list);
 
+// The most characters of a host list a message quotes: a fragmented allocation of 10,000 nodes is
+// written in tens of kilobytes, which every message naming it would carry.
+inline constexpr std::size_t kMaxQuotedList = 160;
+
+// `list` as a message shows it: whole up to kMaxQuotedList characters, else cut after its last
+// host or range that fits (a bracket cut open is closed), then how many hosts the whole names:
+// "n[0001,0003,0005-0007],... (10000 hosts)". A list count_hosts refuses is cut without a count.
+std::string quoted_list(std::string_view list);
+
 }  // namespace ddp::plan

@@ -130,4 +130,32 @@ std::string first_host(std::string_view what, std::string_view list) {
   return host;
 }
 
+std::string quoted_list(std::string_view list) {
+  if (list.size() <= kMaxQuotedList) return std::string(list);
+  // The last separator at which the first kMaxQuotedList characters can end, and whether it lies
+  // inside a bracket.
+  std::size_t cut = 0;
+  bool cut_in_bracket = false, in_bracket = false;
+  for (std::size_t i = 0; i < kMaxQuotedList; ++i) {
+    if (list[i] == '[') in_bracket = true;
+    if (list[i] == ']') in_bracket = false;
+    if (separator(list[i]) && i > 0) {
+      cut = i;
+      cut_in_bracket = in_bracket;
+    }
+  }
+  if (cut == 0) {  // no separator to cut at: inside one long name or bracket
+    cut = kMaxQuotedList;
+    cut_in_bracket = in_bracket;
+  }
+  std::string out(list.substr(0, cut));
+  if (cut_in_bracket) out += ']';
+  out += ",...";
+  try {
+    out += " (" + std::to_string(count_hosts("list", list)) + " hosts)";
+  } catch (const PlanError&) {
+  }
+  return out;
+}
+
 }  // namespace ddp::plan

@@ -137,7 +137,8 @@ int on_option(int val, const char* optarg, int remote) {
         ddp::spank::log_error(e.what());
         return -1;
       }
-      if (!state().deferred_error) state().deferred_error = e.what();
+      // The job's options reach every node alike.
+      ddp::spank::defer_error(e, /*alike_on_every_node=*/true);
     }
     return 0;
   });

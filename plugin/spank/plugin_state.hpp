@@ -14,6 +14,17 @@
 
 namespace ddp::spank {
 
+// A step's first problem in slurmstepd, and whether every node finds it alike
+// (plan::StepWideError): one task says it per node, and of those alike, node 0's alone.
+struct DeferredError {
+  std::string text;
+  bool alike_on_every_node = false;
+};
+
+// Keeps the step's first problem: `e`, or (no exception at hand) `text`.
+void defer_error(const std::exception& e, bool alike_on_every_node = false) noexcept;
+void defer_error(const char* text) noexcept;
+
 struct PluginState {
   plan::PlugstackConfig config;
   // A plugstack.conf error: every DDP step and every --ddp* option fails with it; plain steps,
@@ -22,7 +33,7 @@ struct PluginState {
   plan::UserOptions options;
   // In slurmstepd the first problem is kept here and reported from task_init: errors returned
   // from user_init never reach the user (Slurm bug 7573).
-  std::optional<std::string> deferred_error;
+  std::optional<DeferredError> deferred_error;
   std::optional<plan::StepPlan> step;
   // The step's GPUs on this node, read in user_init: each task's GRES variables are narrowed to
   // its own GPUs under --gpus-per-task or --gpu-bind before task_init.

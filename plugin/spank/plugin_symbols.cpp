@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "error.hpp"
 #include "option_table.hpp"
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
@@ -21,6 +22,27 @@ namespace ddp::spank {
 PluginState& state() {
   static PluginState instance;
   return instance;
+}
+
+// Called from hooks' catch blocks and after them: nothing may escape into slurmstepd, and without
+// memory for the words the step still fails, in plain words.
+void defer_error(const std::exception& e, bool alike_on_every_node) noexcept {
+  if (state().deferred_error) return;
+  alike_on_every_node = alike_on_every_node || dynamic_cast<const plan::StepWideError*>(&e) != nullptr;
+  try {
+    state().deferred_error = DeferredError{e.what(), alike_on_every_node};
+  } catch (...) {
+    state().deferred_error.emplace();
+  }
+}
+
+void defer_error(const char* text) noexcept {
+  if (state().deferred_error) return;
+  try {
+    state().deferred_error = DeferredError{text, false};
+  } catch (...) {
+    state().deferred_error.emplace();
+  }
 }
 
 }  // namespace ddp::spank

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -69,6 +70,16 @@ ddp::plan::Profile user_profile(spank_t sp, const std::string& path) {
   return ddp::plan::unpack_user_chain(path, *packed);
 }
 
+// Whether this task says the step's deferred error: one task per node, and of a problem every node
+// finds alike, node 0's alone. Every task fails; 80,000 saying one line each would bury it.
+bool says_deferred_error(spank_t sp, const ddp::spank::DeferredError& e) {
+  int local = 0;
+  std::uint32_t node = 0;
+  if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS) return true;
+  if (local != 0) return false;
+  return !e.alike_on_every_node || spank_get_item(sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS || node == 0;
+}
+
 void pin(const ddp::plan::CpuList& cpus) {
   if (cpus.empty()) return;
   cpu_set_t set;
@@ -92,7 +103,9 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     try {
       if (!plans_ddp_step(sp)) return 0;
     } catch (const std::exception& e) {
-      s.deferred_error = e.what();
+      // This node's plugstack.conf, which another node's may not share, or srun's garbled
+      // decision: said by each node that finds it.
+      ddp::spank::defer_error(e);
       return 0;
     }
     ddp::spank::open_monitor_channel(sp);
@@ -111,7 +124,7 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     }
     return 0;
   });
-  if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while reading the node topology";
+  if (rc != 0) ddp::spank::defer_error("internal error while reading the node topology");
   s.work_ms += ms_since(start);
   return 0;
 }
@@ -142,13 +155,15 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
       s.step = ddp::plan::plan_step(facts, options, s.config,
                                     ddp::plan::resolve_for_node(choice, facts.hostname));
       s.gpus = ddp::spank::read_gpu_facts(sp);
+      // The node's GPUs against its ranks: one answer for all its tasks, said by its first.
+      ddp::plan::check_node_gpus(*s.step, s.gpus);
     } catch (const std::exception& e) {
-      s.deferred_error = e.what();
+      ddp::spank::defer_error(e);
     }
     return 0;
   });
   // Even an internal failure here must surface in task_init rather than vanish.
-  if (rc != 0 && !s.deferred_error) s.deferred_error = "internal error while planning the step";
+  if (rc != 0) ddp::spank::defer_error("internal error while planning the step");
   s.work_ms += ms_since(start);
   return 0;
 }
@@ -163,7 +178,9 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     (void)spank_unsetenv(sp, ddp::plan::kStepTokenVar);
     if (s.deferred_error) {
       // slurmstepd forwards its errors to the step's stderr: the user sees this line.
-      ddp::spank::log_error(*s.deferred_error);
+      if (says_deferred_error(sp, *s.deferred_error))
+        ddp::spank::log_error(s.deferred_error->text.empty() ? "internal error (out of memory)"
+                                                             : s.deferred_error->text);
       return -1;
     }
     if (!s.step) return 0;  // not a DDP step, or not a task launch

@@ -52,13 +52,17 @@ out=$("$RUN" salloc --ddp-nodes=2 --ddp-gpus=2 sbatch --test-only --wrap true 2>
 expect_contains "$out" "using 1 processors on nodes" "a job from inside a job"
 
 # Inside an allocation the shape is fixed: the plugin fails the step and says why.
+# A problem every node finds alike is said once per step (node 0's first task), one of a node's
+# own once per node: not once per task.
 out=$(run_expect_failure "step on fewer nodes than asked" \
-  "$RUN" salloc -N2 srun -N1 -n1 --ddp-nodes=2 true)
-expect_contains "$out" "--ddp-nodes=2 asked for 2 nodes, but this step runs on 1 node" "shape: nodes"
-expect_contains "$out" "--nodes=2 --ntasks-per-node=G --gpus-per-node=G" "shape: fix"
+  "$RUN" salloc -N2 -n4 srun -N2 -n4 --ddp-nodes=3 true)
+expect_contains "$out" "--ddp-nodes=3 asked for 3 nodes, but this step runs on 2 nodes" "shape: nodes"
+expect_contains "$out" "--nodes=3 --ntasks-per-node=G --gpus-per-node=G" "shape: fix"
+[ "$(grep -c 'asked for 3 nodes' <<<"$out")" = 1 ] || fail "a step-wide error was said more than once: $out"
 out=$(run_expect_failure "step without GPUs" "$RUN" salloc -N1 -n2 srun -n2 --ddp-gpus=2 true)
 expect_contains "$out" "--ddp-gpus=2 asked for 2 GPUs per node, but Slurm gave this step 0 GPUs on node n1" \
   "shape: gpus"
+[ "$(grep -c 'asked for 2 GPUs per node' <<<"$out")" = 1 ] || fail "a node's error was said by every task: $out"
 out=$(run_expect_failure "nccl without GPUs" "$RUN" srun -N1 -n2 --ddp-backend=nccl true)
 expect_contains "$out" "the nccl backend needs one GPU per task" "nccl without GPUs"
 

@@ -77,3 +77,31 @@ TEST(CountHosts, CountsEveryName) {
   EXPECT_EQ(p::count_hosts("l", "n[1-4],m,x[1,3][1-2]"), 4u + 1u + 4u);
   EXPECT_EQ(p::count_hosts("l", "n[0-65535],m[0-65535]"), p::kMaxHosts);
 }
+
+TEST(QuotedList, AShortListIsQuotedWhole) {
+  EXPECT_EQ(p::quoted_list("n[01-04],gpu7"), "n[01-04],gpu7");
+}
+
+TEST(QuotedList, AFragmentedAllocationIsCutAtARangeAndCounted) {
+  // 10,000 nodes, every other one: "n[00001,00003,...,19999]", about 60 KB.
+  std::string list = "n[";
+  for (int i = 1; i < 20000; i += 2) list += (i > 1 ? "," : "") + std::to_string(100000 + i).substr(1);
+  list += "]";
+  const std::string q = p::quoted_list(list);
+  EXPECT_LE(q.size(), p::kMaxQuotedList + 24);
+  EXPECT_EQ(q.substr(0, 14), "n[00001,00003,");
+  EXPECT_TRUE(has(q, "],... (10000 hosts)")) << q;
+  // Cut after a whole range, never inside a number.
+  const auto close = q.find(']');
+  EXPECT_EQ(q[close - 6], ',');
+}
+
+TEST(QuotedList, ManyNamesAreCutBetweenNames) {
+  std::string list;
+  for (int i = 0; i < 1000; ++i) list += (i ? "," : "") + std::string("gpu-node-") + std::to_string(i);
+  const std::string q = p::quoted_list(list);
+  EXPECT_LE(q.size(), p::kMaxQuotedList + 24);
+  EXPECT_TRUE(has(q, "gpu-node-1,")) << q;
+  EXPECT_TRUE(has(q, ",... (1000 hosts)")) << q;
+  EXPECT_FALSE(has(q, "]"));
+}

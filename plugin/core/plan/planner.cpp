@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "hostlist.hpp"
+#include "node_list.hpp"
 #include "parse.hpp"
 #include "version.hpp"
 #include "visible_devices.hpp"
@@ -46,9 +47,9 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
     throw PlanError("step facts are inconsistent: " + plural(facts.local_tasks, "local task") +
                     " in a step of " + plural(facts.total_tasks, "task"));
   if (options.nodes && *options.nodes != facts.nodes)
-    throw PlanError(asked(options) + " asked for " + plural(*options.nodes, "node") +
+    throw StepWideError(asked(options) + " asked for " + plural(*options.nodes, "node") +
                     ", but this step runs on " + plural(facts.nodes, "node") + " (" +
-                    facts.nodelist + "). Fix: " + shape_fix_hint(options, facts.job_has_shape));
+                    quoted_list(facts.nodelist) + "). Fix: " + shape_fix_hint(options, facts.job_has_shape));
   if (options.gpus_per_node && *options.gpus_per_node != facts.local_tasks)
     throw PlanError(asked(options) + " asked for one task per GPU, " +
                     plural(*options.gpus_per_node, "task") + " per node, but node " +
@@ -62,10 +63,14 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
   plan.monitor = plan_monitor(options, profile);
   plan.watch = plan_watch(options, profile, facts);
   // The failure watch names the node a new attempt goes without: no watch, nothing to retry.
-  if (!plan.watch && options.retries.value_or(0) > 0)
-    throw PlanError("--" + std::string(kOptRetries) + "=" + std::to_string(*options.retries) +
-                    " needs the failure watch, and --" + kOptWatch + "=off or the profile's " +
-                    "watch.enabled: false turns it off; drop one of the two");
+  // The command line's --ddp-watch=off is every node's; a profile may differ from node to node.
+  if (!plan.watch && options.retries.value_or(0) > 0) {
+    const std::string why = "--" + std::string(kOptRetries) + "=" + std::to_string(*options.retries) +
+                            " needs the failure watch, and --" + kOptWatch + "=off or the profile's " +
+                            "watch.enabled: false turns it off; drop one of the two";
+    if (options.watch && !options.watch->on) throw StepWideError(why);
+    throw PlanError(why);
+  }
   // The profile may name the head node's interface for rendezvous (e.g. its IB host name).
   plan.master_addr = first_host("SLURM_STEP_NODELIST", facts.nodelist) +
                      profile.host_suffix.value_or("");
@@ -100,15 +105,9 @@ NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus) {
   return placement;
 }
 
-TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
-                   const NodePlacement& placement) {
+void check_node_gpus(const StepPlan& step, const GpuFacts& gpus) {
   const StepFacts& f = step.facts;
   const UserOptions& o = step.options;
-  if (task.local_id >= f.local_tasks || task.global_id >= f.total_tasks)
-    throw PlanError("task " + std::to_string(task.global_id) + " (local " +
-                    std::to_string(task.local_id) + ") lies outside a step of " +
-                    plural(f.total_tasks, "task") + ", " + std::to_string(f.local_tasks) +
-                    " on this node");
   const auto ngpus = static_cast<unsigned>(gpus.step_gpus.size());
   if (o.gpus_per_node && ngpus != *o.gpus_per_node)
     throw PlanError(asked(o) + " asked for " + plural(*o.gpus_per_node, "GPU") +
@@ -119,13 +118,27 @@ TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& 
   // NCCL needs a GPU per rank; without one each, the default is Gloo. Only an explicit
   // --ddp-backend=nccl that cannot work is an error.
   const bool gpu_per_task = ngpus > 0 && ngpus >= f.local_tasks;
-  const contract::Backend backend =
-      o.backend.value_or(gpu_per_task ? contract::Backend::Nccl : contract::Backend::Gloo);
-  if (backend == contract::Backend::Nccl && !gpu_per_task)
+  if (o.backend == contract::Backend::Nccl && !gpu_per_task)
     throw PlanError("the nccl backend needs one GPU per task, but node " + f.hostname + " runs " +
                     plural(f.local_tasks, "task") + " with " + plural(ngpus, "GPU") +
                     ". Fix: request GPUs (--ddp-gpus=G, or --gpus-per-node=G with "
                     "--ntasks-per-node=G), or use --ddp-backend=gloo for CPU training");
+}
+
+TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
+                   const NodePlacement& placement) {
+  const StepFacts& f = step.facts;
+  const UserOptions& o = step.options;
+  if (task.local_id >= f.local_tasks || task.global_id >= f.total_tasks)
+    throw PlanError("task " + std::to_string(task.global_id) + " (local " +
+                    std::to_string(task.local_id) + ") lies outside a step of " +
+                    plural(f.total_tasks, "task") + ", " + std::to_string(f.local_tasks) +
+                    " on this node");
+  check_node_gpus(step, gpus);
+  const auto ngpus = static_cast<unsigned>(gpus.step_gpus.size());
+  const bool gpu_per_task = ngpus > 0 && ngpus >= f.local_tasks;
+  const contract::Backend backend =
+      o.backend.value_or(gpu_per_task ? contract::Backend::Nccl : contract::Backend::Gloo);
 
   TaskPlan plan;
   contract::TaskContract& c = plan.contract;

@@ -61,8 +61,12 @@ StepPlan plan_step(const StepFacts& facts, const UserOptions& options,
 // each task computes it from the node's facts, which costs microseconds.
 NodePlacement place_node(const StepPlan& step, const GpuFacts& gpus);
 
-// Throws PlanError when the GPUs Slurm gave do not fit the ranks, or when Slurm bound the task to
-// GPUs that cuda:LOCAL_RANK cannot name (visible_devices.hpp).
+// Throws PlanError when the GPUs Slurm gave the step on this node do not fit its ranks (the same
+// for every task of the node: slurmstepd checks it once, before the tasks).
+void check_node_gpus(const StepPlan& step, const GpuFacts& gpus);
+
+// Throws PlanError when the GPUs Slurm gave do not fit the ranks (check_node_gpus), or when Slurm
+// bound the task to GPUs that cuda:LOCAL_RANK cannot name (visible_devices.hpp).
 TaskPlan plan_task(const StepPlan& step, const TaskFacts& task, const GpuFacts& gpus,
                    const NodePlacement& placement);
 
