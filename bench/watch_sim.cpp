@@ -10,10 +10,22 @@
 //     that the one verdict names the earliest and counts the rest;
 //   - a lost node: one member falls silent; when the head's verdict comes after that node's last
 //     beat (it must name that node, within the time-out + 3 s), and how long until the end
-//     reaches every other member.
+//     reaches every other member;
+//   - with --head-lost: the head stops (its node died, or its watch is held in a request to
+//     slurmctld) and every member's ranks fail with it: how many members ask slurmctld to end the
+//     step themselves (Member::alarm's Alone) before the first such request has ended the step
+//     everywhere, --kill-latency S (2) after it was made (at most 4, whatever N);
+//   - in every case, the members' requests to slurmctld (slurmctld_requests): the head's own
+//     verdict aside, none while the head answers;
+//   - --clock-offset-ms X puts each member's clock up to X ms off the head's (drawn at random),
+//     --loss P drops that share of the datagrams each way, and with --all-fail, --early-ms E has
+//     the ranks of one member (node N/2, its clock X ms ahead) fail E ms before every other's:
+//     the verdict must name it, though by its own clock it failed after many others.
 // Prints one JSON object; exits 1 when a check fails.
 //
-//   ddp-watch-sim --watch PATH [--nodes N] [--timeout S] [--quiet S] [--all-fail 1]
+//   ddp-watch-sim --watch PATH [--nodes N] [--timeout S] [--quiet S] [--clock-offset-ms X] [--loss P]
+//                 [--all-fail 1 [--early-ms E [--no-clock-estimate 1]]]
+//                 [--head-lost 1 [--kill-latency S] [--alone-tier-ms MS (0: every member at once)]]
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -56,6 +68,8 @@ struct SimNode {
   double last_sent = -1;
   double first_heard = -1;
   double end_at = -1;    // when the head's end reached it
+  double asked_at = -1;  // when it asked slurmctld to end the step itself (acted alone)
+  std::int64_t clock_ns = 0;  // its wall clock minus the head's
 };
 
 struct Options {
@@ -64,6 +78,13 @@ struct Options {
   unsigned timeout = 10;
   double quiet = 20;
   bool all_fail = false;
+  bool head_lost = false;
+  double kill_latency = 2;
+  long alone_tier_ms = -1;  // MemberConfig::alone_tier; -1: the watch's own
+  double clock_offset_ms = 0;
+  double loss = 0;
+  double early_ms = 0;
+  bool clock_estimate = true;  // --no-clock-estimate 1: the members never estimate (as before)
 };
 
 Options parse(int argc, char** argv) {
@@ -75,6 +96,13 @@ Options parse(int argc, char** argv) {
     else if (k == "--timeout") o.timeout = static_cast<unsigned>(std::stoul(v));
     else if (k == "--quiet") o.quiet = std::stod(v);
     else if (k == "--all-fail") o.all_fail = v != "0";
+    else if (k == "--head-lost") o.head_lost = v != "0";
+    else if (k == "--kill-latency") o.kill_latency = std::stod(v);
+    else if (k == "--alone-tier-ms") o.alone_tier_ms = std::stol(v);
+    else if (k == "--clock-offset-ms") o.clock_offset_ms = std::stod(v);
+    else if (k == "--loss") o.loss = std::stod(v);
+    else if (k == "--early-ms") o.early_ms = std::stod(v);
+    else if (k == "--no-clock-estimate") o.clock_estimate = v == "0";
     else throw std::runtime_error("unknown argument " + k);
   }
   if (o.watch.empty() || o.nodes < 2) throw std::runtime_error("usage: ddp-watch-sim --watch PATH [--nodes N>=2] [--timeout S] [--quiet S]");
@@ -196,6 +224,18 @@ int simulate(const Options& o, HeadNode& node) {
   const w::Now now0 = w::Now::read();
   const w::Ms interval(std::max<long>(500, std::min<long>(5000, o.timeout * 100)));
   std::vector<SimNode> sim(o.nodes);
+  const unsigned early = o.early_ms > 0 ? o.nodes / 2 : 1;  // the member whose ranks fail first
+  const auto ms_ns = [](double ms) { return static_cast<std::int64_t>(ms * 1e6); };
+  for (unsigned i = 1; i < o.nodes; ++i)
+    sim[i].clock_ns = i == early && o.early_ms > 0
+                          ? ms_ns(o.clock_offset_ms)
+                          : ms_ns(o.clock_offset_ms * (2.0 * std::rand() / RAND_MAX - 1));
+  // A member's time: the machine's, its wall clock off by its offset.
+  const auto on_clock_of = [&](unsigned i, w::Now now) {
+    now.wall_ns += sim[i].clock_ns;
+    return now;
+  };
+  const auto lost_on_the_way = [&] { return o.loss > 0 && std::rand() < o.loss * RAND_MAX; };
   for (unsigned i = 1; i < o.nodes; ++i) {
     sim[i].fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
     if (sim[i].fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
@@ -207,13 +247,16 @@ int simulate(const Options& o, HeadNode& node) {
     c.interval = interval;
     c.phase = w::Ms(std::rand() % interval.count());
     c.seed = static_cast<unsigned>(std::rand());
+    if (o.alone_tier_ms >= 0) c.alone_tier = w::Ms(o.alone_tier_ms);
     sim[i].member = std::make_unique<w::Member>(c, now0);
     sim[i].wire = std::make_unique<w::Wire>(kKey, i, o.nodes);
   }
 
   std::string& head_said = node.said;
   std::uint64_t sent = 0, received = 0;
-  enum class Phase { Start, Quiet, Lost, Fail, Done } phase = Phase::Start;
+  enum class Phase { Start, Quiet, Lost, Fail, HeadLost, Done } phase = Phase::Start;
+  unsigned requests = 0;  // the members' own requests to slurmctld to end the step
+  double first_request = -1;
   double fail_at = -1, fail_done = -1;
   std::uint64_t fail_messages = 0;  // fail datagrams the members sent
   std::uint64_t fail_ticks0 = 0, fail_ticks1 = 0, fail_sent0 = 0, fail_recv0 = 0;
@@ -229,12 +272,21 @@ int simulate(const Options& o, HeadNode& node) {
     for (unsigned i = 1; i < o.nodes; ++i) {
       SimNode& n = sim[i];
       if (n.silent || n.end_at >= 0) continue;
-      for (auto& d : n.member->due(now)) {
+      for (auto& d : n.member->due(on_clock_of(i, now))) {
         if (phase == Phase::Fail && d.type == w::Datagram::Type::Fail) ++fail_messages;
         const std::string bytes = n.wire->seal(d, 0, static_cast<std::uint16_t>(port));
-        sendto(n.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+        if (!lost_on_the_way())
+          sendto(n.fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
         n.last_sent = t;
         ++sent;
+      }
+      // As the node's watch does (watch_node.cpp, tick): acting alone is one request to end the
+      // step, and node 1 speaks for a lost head; either ends the node's own tasks.
+      const auto alarm = n.member->alarm(on_clock_of(i, now));
+      if (n.asked_at < 0 && (alarm == w::Member::Alarm::Alone || (alarm == w::Member::Alarm::HeadLost && i == 1))) {
+        n.asked_at = t;
+        ++requests;
+        if (first_request < 0) first_request = t;
       }
     }
     fds.clear();
@@ -247,9 +299,12 @@ int simulate(const Options& o, HeadNode& node) {
         const ssize_t r = recv(sim[i].fd, buf, sizeof buf, MSG_DONTWAIT);
         if (r <= 0) break;
         ++received;
+        if (lost_on_the_way()) continue;
+        const w::Now arrived = on_clock_of(i, w::Now::read());
         const auto d = sim[i].wire->open(std::string_view(buf, static_cast<std::size_t>(r)), static_cast<std::uint16_t>(port));
         if (!d || sim[i].silent) continue;
-        sim[i].member->heard_head(now);
+        sim[i].member->heard_head(arrived);
+        if (d->type == w::Datagram::Type::Beat && o.clock_estimate) sim[i].member->heard_head_beat(d->echo_ns, d->heard_ns, d->sent_ns, arrived);
         if (sim[i].first_heard < 0) sim[i].first_heard = t;
         if (d->type == w::Datagram::Type::Ack) sim[i].member->acked(d->id);
         if (d->type == w::Datagram::Type::End && sim[i].end_at < 0) {
@@ -280,7 +335,9 @@ int simulate(const Options& o, HeadNode& node) {
       quiet_ticks1 = cpu_ticks(head);
       quiet_sent = sent - quiet_sent0;
       quiet_recv = received - quiet_recv0;
-      if (o.all_fail) {
+      if (o.all_fail || o.head_lost) {
+        // The head stops first: nobody answers the members from now on.
+        if (o.head_lost) kill(head, SIGSTOP);
         // Every rank of every member fails at once; each member's watch reports its node's.
         fail_ticks0 = quiet_ticks1;
         fail_sent0 = sent;
@@ -295,13 +352,16 @@ int simulate(const Options& o, HeadNode& node) {
             f.node = i;
             f.host = "sim" + std::to_string(i);
             f.code = 1;
-            f.at_ns = now.wall_ns + i * 1000 + r;
+            // By the member's own clock; every member but `early` E ms after it (5 ms without
+            // --early-ms: more than the members' clock estimates may be off on a busy loopback).
+            const double lead_ms = o.early_ms > 0 ? o.early_ms : 5;
+            f.at_ns = on_clock_of(i, now).wall_ns + i * 1000 + r + (i == early ? 0 : ms_ns(lead_ms));
             if (r == 0) first = f;
             ++counts[w::how_short(f)];
-            sim[i].member->report(first, counts, now);
+            sim[i].member->report(first, counts, on_clock_of(i, now));
           }
         }
-        phase = Phase::Fail;
+        phase = o.head_lost ? Phase::HeadLost : Phase::Fail;
       } else {
         sim[lost].silent = true;  // node `lost` drops off the network
         lost_at = t;
@@ -315,6 +375,12 @@ int simulate(const Options& o, HeadNode& node) {
         fail_ticks1 = cpu_ticks(head);
         break;
       }
+    } else if (phase == Phase::HeadLost) {
+      // The first request ends the step on every node once Slurm has carried it out.
+      if ((first_request >= 0 && t - first_request >= o.kill_latency) || t - fail_at > o.timeout + 90) {
+        fail_done = t;
+        break;
+      }
     } else if (phase == Phase::Lost) {
       bool all = verdict_at >= 0;
       for (unsigned i = 1; i < o.nodes && all; ++i) all = i == lost || sim[i].end_at >= 0;
@@ -322,6 +388,7 @@ int simulate(const Options& o, HeadNode& node) {
       if (t - lost_at > o.timeout + 20) break;
     }
   }
+  if (o.head_lost) kill(head, SIGCONT);
   // The head's node: its task was ended by the head; tell the head, as slurmstepd would.
   const int status = reap_within(task, 5);
   node.task = -1;
@@ -335,30 +402,41 @@ int simulate(const Options& o, HeadNode& node) {
 
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double quiet_cpu = static_cast<double>(quiet_ticks1 - quiet_ticks0) / tick;
+  if (o.head_lost) {
+    std::printf(
+        "{\"nodes\": %u, \"head_lost\": true, \"kill_latency_s\": %.1f, \"slurmctld_requests\": %u, "
+        "\"first_request_after_s\": %.2f}\n",
+        o.nodes, o.kill_latency, requests, first_request < 0 ? -1.0 : first_request - fail_at);
+    // Node 1 asks once its failure went unacknowledged for alone_after (member.hpp), and few after.
+    const bool ok = first_request >= 0 && first_request - fail_at < 4.5 && (o.alone_tier_ms == 0 || requests <= 4);
+    return ok ? 0 : 1;
+  }
   if (o.all_fail) {
     unsigned ended = 0;
     for (unsigned i = 1; i < o.nodes; ++i) ended += sim[i].end_at >= 0;
     const unsigned ranks = (o.nodes - 1) * 8;
-    const std::string named = "rank 8 on sim1 exited with code 1";
+    const std::string named = "rank " + std::to_string(early * 8) + " on sim" + std::to_string(early) + " exited with code 1";
     const std::string counted = "also failed after it: " + std::to_string(ranks - 1) + " ranks (exit code 1)";
     const bool verdict_ok = head_said.find(named) != std::string::npos &&
                             head_said.find(counted) != std::string::npos;
     const bool one_verdict = head_said.find("failed:") == head_said.rfind("failed:");
     std::printf(
-        "{\"nodes\": %u, \"ranks_failed\": %u, \"timeout_s\": %u, \"quiet_head_cpu_percent\": %.2f, "
+        "{\"nodes\": %u, \"ranks_failed\": %u, \"timeout_s\": %u, \"clock_offset_ms\": %.0f, \"loss\": %.3f, "
+        "\"early_ms\": %.0f, \"quiet_head_cpu_percent\": %.2f, "
         "\"fail_verdict_after_s\": %.2f, \"fail_end_reached_members\": %u, \"fail_end_all_within_s\": %.2f, "
         "\"fail_messages_to_head\": %llu, \"fail_datagrams_to_head\": %llu, \"fail_datagrams_from_head\": %llu, "
         "\"fail_head_cpu_s\": %.3f, "
-        "\"verdict_names_first_counts_rest\": %s, \"one_verdict\": %s}\n",
-        o.nodes, ranks, o.timeout, 100 * quiet_cpu / o.quiet, verdict_at - fail_at, ended,
+        "\"verdict_names_first_counts_rest\": %s, \"one_verdict\": %s, \"slurmctld_requests\": %u}\n",
+        o.nodes, ranks, o.timeout, o.clock_offset_ms, o.loss, o.early_ms, 100 * quiet_cpu / o.quiet,
+        verdict_at - fail_at, ended,
         fail_done - fail_at, static_cast<unsigned long long>(fail_messages),
         static_cast<unsigned long long>(sent - fail_sent0),
         static_cast<unsigned long long>(received - fail_recv0),
         static_cast<double>(fail_ticks1 - fail_ticks0) / tick, verdict_ok ? "true" : "false",
-        one_verdict ? "true" : "false");
+        one_verdict ? "true" : "false", requests);
     // One fail message per node (not one per rank), a repeat for a lost one at most.
     const bool ok = verdict_at >= 0 && verdict_ok && one_verdict && ended == o.nodes - 1 &&
-                    fail_messages < 2ull * (o.nodes - 1);
+                    fail_messages < 2ull * (o.nodes - 1) && requests == 0;
     if (!ok) std::fprintf(stderr, "the head said:\n%s", head_said.c_str());
     return ok ? 0 : 1;
   }
@@ -381,12 +459,12 @@ int simulate(const Options& o, HeadNode& node) {
       "\"quiet_s\": %.0f, \"head_cpu_s\": %.3f, \"head_cpu_percent\": %.2f, "
       "\"datagrams_to_head_per_s\": %.0f, \"datagrams_from_head_per_s\": %.0f, "
       "\"verdict_after_last_beat_s\": %.2f, \"end_reached_members\": %u, \"end_all_within_s\": %.3f, "
-      "\"verdict_names_lost_node\": %s, \"one_verdict\": %s}\n",
+      "\"verdict_names_lost_node\": %s, \"one_verdict\": %s, \"slurmctld_requests\": %u}\n",
       o.nodes, o.timeout, static_cast<double>(interval.count()) / 1000, heard_max, o.quiet,
       quiet_cpu, 100 * quiet_cpu / o.quiet, static_cast<double>(quiet_sent) / o.quiet,
       static_cast<double>(quiet_recv) / o.quiet, detect, ended, end_max,
-      verdict_names ? "true" : "false", one_verdict ? "true" : "false");
-  const bool ok = verdict_at >= 0 && verdict_names && one_verdict && ended == o.nodes - 2 &&
+      verdict_names ? "true" : "false", one_verdict ? "true" : "false", requests);
+  const bool ok = verdict_at >= 0 && verdict_names && one_verdict && ended == o.nodes - 2 && requests == 0 &&
                   detect >= o.timeout - 0.5 && detect <= o.timeout + 3;
   if (!ok) std::fprintf(stderr, "the head said:\n%s", head_said.c_str());
   return ok ? 0 : 1;

@@ -46,6 +46,19 @@ TEST(WatchDatagram, FailureSurvivesTheWire) {
   EXPECT_EQ(back->failure.where, d.failure.where);
 }
 
+TEST(WatchDatagram, ABeatsClockTimesSurviveTheWire) {
+  w::Datagram d = beat_of(0);
+  d.sent_ns = 1700000000000000003;
+  d.echo_ns = 1700000000000000001;
+  d.heard_ns = 1700000000000000002;
+  w::Wire head(kKey, 0, 4), member(kKey, 3, 4);
+  const auto back = member.open(head.seal(d, 3, kPort), kPort);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->sent_ns, d.sent_ns);
+  EXPECT_EQ(back->echo_ns, d.echo_ns);
+  EXPECT_EQ(back->heard_ns, d.heard_ns);
+}
+
 TEST(WatchDatagram, TheKeyNeverTravels) {
   w::Wire member(kKey, 1, 2);
   const std::string bytes = member.seal(beat_of(1), 0, kPort);

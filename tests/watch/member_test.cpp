@@ -46,7 +46,9 @@ TEST(WatchMember, BeatsOftenUntilTheHeadAnswersThenOnItsOwnPhase) {
 }
 
 TEST(WatchMember, AFailureIsSentUntilAckedAndAloneAfterThat) {
-  w::Member m(config(), at(0));
+  w::MemberConfig c = config();
+  c.node = 1;  // the first to act alone (MembersActAloneInTiersByTheirIndex)
+  w::Member m(c, at(0));
   m.heard_head(at(0));
   w::Datagram fail;
   fail.type = w::Datagram::Type::Fail;
@@ -147,4 +149,65 @@ TEST(WatchMember, RepeatsAreJitteredApart) {
   EXPECT_NE(a.next_event(at(1)), b.next_event(at(1)));
   EXPECT_GE(a.next_event(at(1)), at(1.25).mono);
   EXPECT_LE(a.next_event(at(1)), at(1.32).mono);
+}
+
+// With the head gone every member's ranks fail: the members do not all ask slurmctld at once.
+TEST(WatchMember, MembersActAloneInTiersByTheirIndex) {
+  const auto wait_of = [](unsigned node) {
+    w::MemberConfig c;
+    c.node = node;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(w::alone_wait(c)).count();
+  };
+  EXPECT_EQ(wait_of(1), 3000);
+  EXPECT_EQ(wait_of(2), 8000);
+  EXPECT_EQ(wait_of(3), 8000);
+  EXPECT_EQ(wait_of(4), 13000);
+  EXPECT_EQ(wait_of(7), 13000);
+  EXPECT_EQ(wait_of(8192), 68000);
+  EXPECT_EQ(wait_of(9999), 68000);
+
+  w::MemberConfig c = config();
+  c.node = 5;
+  w::Member m(c, at(0));
+  m.heard_head(at(0));
+  w::Datagram fail;
+  fail.type = w::Datagram::Type::Fail;
+  (void)m.send_reliably(fail, at(1));
+  EXPECT_EQ(m.alarm(at(13.9)), w::Member::Alarm::None);
+  EXPECT_EQ(m.alarm(at(14.0)), w::Member::Alarm::Alone);
+  // The loop wakes for it: no later than the moment it is due.
+  EXPECT_LE(m.next_event(at(13.0)), at(14.0).mono);
+}
+
+// This node's clock 50 ms behind the head's, 1 ms each way on the wire: its failures reach the
+// head in the head's time, from the answer with the shortest round trip.
+TEST(WatchMember, FailuresGoInTheHeadsClock) {
+  // at() makes its wall times from doubles: a microsecond is their grain here.
+  constexpr std::int64_t kMs = 1000000, kUs = 1000;
+  w::Member m(config(), at(0));
+  const auto beat = m.due(at(0));
+  ASSERT_EQ(count(beat, w::Datagram::Type::Beat), 1u);
+  const std::int64_t sent = beat.front().sent_ns;
+  EXPECT_EQ(sent, at(0).wall_ns);
+  EXPECT_EQ(m.head_clock_offset_ns(), 0);
+  m.heard_head_beat(sent, sent + 51 * kMs, sent + 52 * kMs, at(0.003));
+  EXPECT_NEAR(m.head_clock_offset_ns(), 50 * kMs, kUs);
+  // A slower answer, 30 ms on the way back, is not believed over it.
+  m.heard_head_beat(at(5).wall_ns, at(5).wall_ns + 51 * kMs, at(5).wall_ns + 52 * kMs, at(5.032));
+  EXPECT_NEAR(m.head_clock_offset_ns(), 50 * kMs, kUs);
+  // Nothing echoed (not an answer to a beat), or times that cannot be: no estimate from it.
+  m.heard_head_beat(0, at(6).wall_ns, at(6).wall_ns, at(6));
+  m.heard_head_beat(at(7).wall_ns, at(7).wall_ns, at(7).wall_ns - 1, at(7));
+  EXPECT_NEAR(m.head_clock_offset_ns(), 50 * kMs, kUs);
+
+  w::Failure f;
+  f.rank = 4;
+  f.at_ns = at(10).wall_ns;
+  (void)m.report(f, {{"exit code 1", 1}}, at(10));
+  const auto out = m.due(at(10));
+  ASSERT_EQ(count(out, w::Datagram::Type::Fail), 1u);
+  for (const auto& d : out) {
+    if (d.type != w::Datagram::Type::Fail) continue;
+    EXPECT_NEAR(d.failure.at_ns, at(10).wall_ns + 50 * kMs, kUs);
+  }
 }

@@ -4,6 +4,12 @@
 
 namespace ddp::watch {
 
+Ms alone_wait(const MemberConfig& c) {
+  unsigned tier = 0;
+  for (unsigned n = std::max(c.node, 1u); n > 1; n >>= 1) ++tier;
+  return c.alone_after + c.alone_tier * tier;
+}
+
 Member::Member(MemberConfig config, Now start)
     : config_(std::move(config)), random_(config_.seed), next_beat_(start.mono) {}
 
@@ -19,6 +25,20 @@ void Member::heard_head(Now now) {
   if (!head_heard_) next_beat_ = now.mono + config_.phase;
   head_heard_ = true;
   last_heard_ = now.mono;
+}
+
+void Member::heard_head_beat(std::int64_t echo_ns, std::int64_t heard_ns, std::int64_t sent_ns, Now now) {
+  // Not an answer to a beat (nothing echoed), or one whose times cannot be (a clock stepped back).
+  if (echo_ns <= 0 || heard_ns <= 0 || sent_ns < heard_ns || now.wall_ns < echo_ns) return;
+  const std::int64_t delay = (now.wall_ns - echo_ns) - (sent_ns - heard_ns);
+  if (delay < 0) return;
+  // A better answer replaces the one believed, and any answer one that old: clocks drift (NTP
+  // slews them by up to 0.5 ms a second), and a shortest round trip once seen may not come again.
+  constexpr auto kBelieveFor = std::chrono::minutes(5);
+  if (offset_delay_ns_ >= 0 && delay > offset_delay_ns_ && now.mono - offset_at_ < kBelieveFor) return;
+  offset_ns_ = ((heard_ns - echo_ns) + (sent_ns - now.wall_ns)) / 2;
+  offset_delay_ns_ = delay;
+  offset_at_ = now.mono;
 }
 
 void Member::acked(std::uint64_t id) {
@@ -42,9 +62,11 @@ std::uint64_t Member::send_reliably(Datagram d, Now now) {
 
 std::uint64_t Member::report(const Failure& first, const FailureCounts& counts, Now now) {
   if (ended_) return 0;
+  Failure in_head_time = first;
+  if (in_head_time.at_ns > 0) in_head_time.at_ns += offset_ns_;
   for (Pending& p : pending_)
     if (p.d.type == Datagram::Type::Fail) {
-      p.d.failure = first;
+      p.d.failure = in_head_time;
       p.d.counts = counts;
       p.d.id = next_id_++;
       p.next_send = Clock::time_point{};
@@ -52,7 +74,7 @@ std::uint64_t Member::report(const Failure& first, const FailureCounts& counts, 
     }
   Datagram d;
   d.type = Datagram::Type::Fail;
-  d.failure = first;
+  d.failure = in_head_time;
   d.counts = counts;
   return send_reliably(std::move(d), now);
 }
@@ -72,6 +94,7 @@ std::vector<Datagram> Member::due(Now now) {
     beat.node = config_.node;
     beat.host = config_.host;
     beat.ranks = config_.ranks;
+    beat.sent_ns = now.wall_ns;
     out.push_back(std::move(beat));
     // Until the head answers (it may start later than this node), beat often: the head learns
     // of every node within a second of its start.
@@ -88,7 +111,7 @@ std::vector<Datagram> Member::due(Now now) {
 
 Member::Alarm Member::alarm(Now now) const {
   for (const Pending& p : pending_)
-    if (!ended_ && p.d.type == Datagram::Type::Fail && now.mono - p.first_sent >= config_.alone_after)
+    if (!ended_ && p.d.type == Datagram::Type::Fail && now.mono - p.first_sent >= (tasks_ended_ ? config_.alone_after : alone_wait(config_)))
       return Alarm::Alone;
   if (head_heard_ && !head_gone_ && now.mono - last_heard_ > config_.timeout)
     return Alarm::HeadLost;
@@ -104,7 +127,7 @@ Clock::time_point Member::next_event(Now now) const {
   Clock::time_point next = next_beat_;
   for (const Pending& p : pending_) {
     next = std::min(next, p.next_send);
-    if (p.d.type == Datagram::Type::Fail) next = std::min(next, p.first_sent + config_.alone_after);
+    if (p.d.type == Datagram::Type::Fail) next = std::min(next, p.first_sent + (tasks_ended_ ? config_.alone_after : alone_wait(config_)));
   }
   if (head_heard_ && !head_gone_) next = std::min(next, last_heard_ + config_.timeout + Ms(1));
   return std::max(next, now.mono);

@@ -132,6 +132,7 @@ void WatchNode::read_control(Now now) {
   const auto stepd_ended = [&] {
     stepd_gone_ = true;
     stepd_gone_at_ = now.mono;
+    if (member_) member_->tasks_ended();
     if (!head() && network_ && !done_id_) {
       Datagram d;
       d.type = Datagram::Type::Done;
@@ -226,14 +227,17 @@ void WatchNode::read_network(Now now) {
     const auto size = udp_.receive(buf, sizeof buf, from);
     if (!size) break;
     if (*size > kMaxDatagram) continue;
+    // When this one was read: the beats' clock estimates (Member::heard_head_beat) want it, not
+    // the round's start.
+    const Now at = Now::read();
     // The head's datagrams name the port it listens on; a member's the port it sent to.
     const auto d = wire_.open(std::string_view(buf, *size),
                               head() ? head_port_ : static_cast<std::uint16_t>(from.port()));
     if (!d) continue;
     if (head())
-      on_head_datagram(*d, from, now);
+      on_head_datagram(*d, from, at);
     else
-      on_member_datagram(*d, from, now);
+      on_member_datagram(*d, from, at);
   }
   if (head()) note_drops(now);
 }
@@ -268,6 +272,9 @@ void WatchNode::on_head_datagram(const Datagram& d, const net::Address& from, No
       answer.type = Datagram::Type::Beat;
       answer.host = args_.host;
       answer.ranks = my_ranks();
+      answer.echo_ns = d.sent_ns;
+      answer.heard_ns = now.wall_ns;
+      answer.sent_ns = Now::read().wall_ns;
       break;
     case Datagram::Type::Fail:
       judge_->reported(d.node, d.failure, d.counts, now);
@@ -303,6 +310,7 @@ void WatchNode::on_member_datagram(const Datagram& d, const net::Address& from, 
     case Datagram::Type::Beat:
       if (!d.host.empty()) head_host_ = d.host;
       if (!d.ranks.empty()) head_ranks_ = d.ranks;
+      member_->heard_head_beat(d.echo_ns, d.heard_ns, d.sent_ns, now);
       break;
     case Datagram::Type::Ack:
       member_->acked(d.id);

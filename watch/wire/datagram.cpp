@@ -118,6 +118,9 @@ std::string encode_body(const Datagram& d) {
     case Datagram::Type::Beat:
       if (!d.host.empty()) j["h"] = cut(d.host, kMaxHost);
       if (!d.ranks.empty()) j["r"] = cut(d.ranks, kMaxRanks);
+      if (d.sent_ns != 0) j["ts"] = d.sent_ns;
+      if (d.echo_ns != 0) j["te"] = d.echo_ns;
+      if (d.heard_ns != 0) j["th"] = d.heard_ns;
       break;
     case Datagram::Type::Fail: {
       // A few kinds at most in practice; a bounded number whatever comes.
@@ -158,6 +161,11 @@ std::optional<Datagram> decode_body(std::string_view bytes) {
   if (!get(j, "n", d.node)) return std::nullopt;
   (void)get(j, "h", d.host);
   (void)get(j, "r", d.ranks);
+  if (d.type == Datagram::Type::Beat) {
+    (void)get(j, "ts", d.sent_ns);
+    (void)get(j, "te", d.echo_ns);
+    (void)get(j, "th", d.heard_ns);
+  }
   if ((d.type == Datagram::Type::Fail || d.type == Datagram::Type::Done ||
        d.type == Datagram::Type::Ack) &&
       !get(j, "id", d.id))

@@ -3,7 +3,12 @@
 // program's rendezvous is TCP: the two never meet); every other node's watch sends to it and gets
 // its answers back:
 //
-//   member -> head   beat NODE HOST RANKS     every interval; the head answers each with a beat
+//   member -> head   beat NODE HOST RANKS     every interval, with its clock when sent; the head
+//                                             answers each with a beat that echoes that time and
+//                                             gives its own when it read it and when it answered:
+//                                             each member estimates how far its clock is from the
+//                                             head's (Member::heard_head_beat), and the failures it
+//                                             reports are in the head's time
 //                    fail ID FAILURE COUNTS   the node's first failed or frozen rank, and all its
 //                                             failed ranks so far, counted: one message per node,
 //                                             a new ID when it grows, repeated (with jitter) until
@@ -80,6 +85,9 @@ struct Datagram {
   unsigned node = 0;      // the sender's node index (member -> head)
   std::string host;       // Beat from a member: its node name
   std::string ranks;      // Beat from a member: its ranks ("2-3")
+  // Beat: the sender's wall clock when it sent the beat; the head's answer also echoes the
+  // member's (echo_ns) and says when the head read it (heard_ns). 0: not given.
+  std::int64_t sent_ns = 0, echo_ns = 0, heard_ns = 0;
   std::uint64_t id = 0;   // Fail, Done: the message's number on its node; Ack: all up to it
   Failure failure;        // Fail: the node's first failure
   FailureCounts counts;   // Fail: the node's failed ranks so far, by their short form
