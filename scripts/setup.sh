@@ -19,7 +19,9 @@ BUILD_DEBUG_INFO=${BUILD_DEBUG_INFO:-1}
 # 19.9 s against 34.0 s).
 BUILD_OPTIMIZE=${BUILD_OPTIMIZE:-1}
 # 0: without the unit and multi-process tests and bench/ (DDP_BUILD_UNIT_TESTS): the product and
-# its cluster tests, all that a platform check that runs only those needs.
+# its cluster tests, all that a platform check that runs only those needs. torch_api: of the unit
+# tests only libddp's and the trainer's (DDP_BUILD_TORCH_TESTS), all that a platform check with
+# --platform-tests runs.
 BUILD_UNIT_TESTS=${BUILD_UNIT_TESTS:-1}
 
 cuda=0
@@ -110,7 +112,11 @@ if [ "$BUILD_OPTIMIZE" = 0 ]; then
 elif [ "$BUILD_DEBUG_INFO" = 0 ]; then
   flags+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG")
 fi
-if [ "$BUILD_UNIT_TESTS" = 0 ]; then flags+=(-DDDP_BUILD_UNIT_TESTS=OFF); else flags+=(-DDDP_BUILD_UNIT_TESTS=ON); fi
+case $BUILD_UNIT_TESTS in
+  0) flags+=(-DDDP_BUILD_UNIT_TESTS=OFF -DDDP_BUILD_TORCH_TESTS=OFF) ;;
+  torch_api) flags+=(-DDDP_BUILD_UNIT_TESTS=OFF -DDDP_BUILD_TORCH_TESTS=ON) ;;
+  *) flags+=(-DDDP_BUILD_UNIT_TESTS=ON) ;;
+esac
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCMAKE_INSTALL_PREFIX=/usr "${flags[@]}"
 # shellcheck disable=SC2086 # BUILD_TARGETS is a list of words
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target $BUILD_TARGETS

@@ -16,13 +16,18 @@
 #                                              run: CI makes them beside the Debian 12 build
 #   sudo tests/platform/run.sh trixie|sid --build-only, then --tests-only
 #                                              the suite in two stages: the packages and the
-#                                              build of what the package check runs, then the
-#                                              unit tests' build and every test (CI builds one
-#                                              platform while another's cluster tests run)
+#                                              build (of the unit tests only the torch_api
+#                                              ones), then the rest built and every test (CI
+#                                              builds one platform while another's tests run)
 #   sudo tests/platform/run.sh trixie|sid --package-only
 #                                              after --build-only: the package check alone,
-#                                              with every cluster test (CI runs the unit tests
-#                                              once, on Debian 12)
+#                                              with every cluster test
+#   ... --platform-tests                       (alone, with --tests-only or --package-only) only
+#                                              the tests that reach what differs between
+#                                              platforms: the unit and multi-process tests
+#                                              labelled torch_api, the cluster tests labelled
+#                                              slurm_series or torch_api (CI runs these; every
+#                                              other test runs once, on Debian 12)
 #
 # The sources are this checkout's tracked and unignored files, copied into the root, so what runs is
 # what a clean clone holds. Each root is kept under $DDP_PLATFORM_CACHE (default
@@ -41,16 +46,18 @@ MIRROR=${DDP_PLATFORM_MIRROR:-http://deb.debian.org/debian}
 
 step() { printf '\n== platform [%4ss] %s\n' "$SECONDS" "$*"; }
 fail() { echo "platform: $*" >&2; exit 1; }
-usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only|--build-only|--tests-only|--package-only]" >&2; exit 2; }
+usage() { echo "usage: $0 trixie|sid [--cuda] [--packages-only|--build-only|--tests-only|--package-only] [--platform-tests]" >&2; exit 2; }
 
 (($# >= 1)) || usage
 platform=$1
 shift
 cuda=0
 only=
+platform_tests=
 for a in "$@"; do
   case $a in
     --cuda) cuda=1 ;;
+    --platform-tests) platform_tests=" $a" ;;
     --packages-only | --build-only | --tests-only | --package-only)
       [ -z "$only" ] || usage
       only=" $a"
@@ -60,6 +67,10 @@ for a in "$@"; do
 done
 case $cuda$only in
   "1 --build-only" | "1 --tests-only" | "1 --package-only") fail "the CUDA check is a build alone: run it without$only" ;;
+esac
+case $cuda$only$platform_tests in
+  1*" --platform-tests" | *--packages-only*" --platform-tests" | *--build-only*" --platform-tests")
+    fail "--platform-tests selects tests: with trixie|sid alone, --tests-only or --package-only" ;;
 esac
 apt_conf=
 case $platform in
@@ -82,7 +93,7 @@ if ((cuda)); then
   inner="bash tests/platform/inside/cuda_build.sh$only"
 else
   root=$CACHE/$suite
-  inner="bash tests/platform/inside/test_suite.sh$only"
+  inner="bash tests/platform/inside/test_suite.sh$only$platform_tests"
 fi
 enter() {
   step "enter the $suite root: $inner"
