@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -481,10 +482,15 @@ TEST(PeerWatch, AClientCutOffMidRequestDoesNotSilenceTheStore) {
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(connect(half, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  // The first byte of a request (its type: GET on 1.13, COMPARE_SET on 2.x, both followed by a
-  // key), and never the rest.
-  const char type = 2;
-  ASSERT_EQ(send(half, &type, 1, 0), 1);
+  // 2.x's server drops a new client whose first request is not VALIDATE (type 0) with its magic
+  // number, so: that, then the first byte of a request (type 2: COMPARE_SET, followed by a key),
+  // and never the rest. 1.13 knows no VALIDATE: to it these bytes are a SET (type 0) whose key's
+  // 8-byte length has only 5 bytes, as wedged a read as 2.x's.
+  const std::uint32_t magic = 0x3C85F7CE;  // c10d's validationMagicNumber, in host order as sent
+  char request[6] = {0};
+  std::memcpy(request + 1, &magic, sizeof magic);
+  request[5] = 2;
+  ASSERT_EQ(send(half, request, sizeof request, 0), static_cast<ssize_t>(sizeof request));
   const auto results = collect(workers, 40);
   close(half);
   kill(lost.front().pid, SIGKILL);

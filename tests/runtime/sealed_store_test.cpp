@@ -59,7 +59,7 @@ TEST(SealedStore, RanksOfTheStepReadWhatTheyWrote) {
   auto a = s.rank(), b = s.rank();
   a->set("ddp/verdict", sealed_value("met all"));
   EXPECT_EQ(opened_text(b->get("ddp/verdict")), "met all");
-  b->set("empty", {});
+  b->set("empty", std::vector<uint8_t>{});  // 2.x also has set(key, std::string)
   EXPECT_EQ(opened_text(a->get("empty")), "");
   // Counters are the store's own, as a TCPStore's.
   EXPECT_EQ(a->add("ddp/arrivals", 1), 1);
