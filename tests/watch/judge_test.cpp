@@ -213,3 +213,72 @@ TEST(WatchJudge, AnAbortAfterAnotherFailureIsItsConsequence) {
   ASSERT_TRUE(v);
   EXPECT_EQ(v->first.rank, 1u);
 }
+
+// The judge keeps its nodes ordered by when each was last heard instead of scanning them all on
+// every wake: against a plain scan of the same events (heard, done, the watch stopped), random
+// ones, every answer is the same.
+TEST(WatchJudge, ItsOrderOfSilencesAnswersAsAScanOfEveryNodeWould) {
+  struct Plain {
+    bool heard = false, done = false;
+    w::Clock::time_point last{};
+  };
+  const w::Ms timeout = seconds(45);
+  std::uint32_t seed = 12345;
+  const auto next = [&seed](std::uint32_t below) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % below;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const unsigned nodes = 2 + next(60);
+    w::Judge j(config(nodes), at(0));
+    std::vector<Plain> plain(nodes);
+    double t = 0;
+    w::Ms shifted{0};  // the gaps discounted so far, which move the head's clock on with them
+    for (int step = 0; step < 400; ++step) {
+      t += next(4000) / 1000.0;
+      const unsigned node = 1 + next(nodes - 1);
+      const auto now = [&] { return w::Now{at(t).mono + shifted, at(t).wall_ns}; };
+      switch (next(10)) {
+        case 0:
+          j.done(node);
+          plain[node].done = true;
+          break;
+        case 1: {
+          const w::Ms gap{next(20000)};
+          j.discount(gap);
+          for (Plain& p : plain)
+            if (p.heard) p.last += gap;
+          shifted += gap;
+          break;
+        }
+        default:
+          j.heard(node, "n" + std::to_string(node), std::to_string(node), now());
+          plain[node].heard = true;
+          plain[node].last = now().mono;
+      }
+      unsigned heard = 1, silent = 0, longest = 0;
+      bool all_done = true;
+      for (unsigned i = 1; i < nodes; ++i) {
+        const Plain& p = plain[i];
+        heard += p.heard;
+        if (!p.heard || p.done) continue;
+        if (now().mono - p.last <= timeout) all_done = false;
+        if (now().mono - p.last > timeout) ++silent;
+        if (longest == 0 || p.last < plain[longest].last) longest = i;
+      }
+      const std::string where = "trial " + std::to_string(trial) + " step " + std::to_string(step);
+      ASSERT_EQ(j.heard_count(), heard) << where;
+      ASSERT_EQ(j.heard_all_done(now()), all_done) << where;
+      ASSERT_EQ(j.next_check(now()),
+                longest ? plain[longest].last + timeout + w::Ms(1) : w::Clock::time_point::max())
+          << where;
+      const auto v = j.verdict(now());
+      ASSERT_EQ(static_cast<bool>(v), silent > 0) << where;
+      if (v) {
+        EXPECT_EQ(v->first.node, longest) << where;
+        EXPECT_EQ(v->other_silent_nodes, silent - 1) << where;
+        break;
+      }
+    }
+  }
+}

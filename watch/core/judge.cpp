@@ -10,11 +10,24 @@ Judge::Judge(JudgeConfig config, Now start) : config_(config), nodes_(std::max(1
   nodes_[0].last = start.mono;
 }
 
+void Judge::leave_order(unsigned node) {
+  const NodeState& n = nodes_[node];
+  if (n.heard && !n.done) by_last_.erase({n.last, node});
+}
+
+void Judge::join_order(unsigned node) {
+  const NodeState& n = nodes_[node];
+  if (n.heard && !n.done) by_last_.insert({n.last, node});
+}
+
 void Judge::heard(unsigned node, const std::string& host, const std::string& ranks, Now now) {
   if (node >= nodes_.size() || node == 0) return;
   NodeState& n = nodes_[node];
+  leave_order(node);
+  if (!n.heard) ++heard_count_;
   n.heard = true;
   n.last = now.mono;
+  join_order(node);
   n.last_wall_ns = now.wall_ns;
   if (!host.empty()) n.host = host;
   if (!ranks.empty()) n.ranks = ranks;
@@ -47,25 +60,26 @@ void Judge::first_reported(Now now) {
 }
 
 void Judge::done(unsigned node) {
-  if (node < nodes_.size()) nodes_[node].done = true;
+  if (node >= nodes_.size()) return;
+  leave_order(node);
+  nodes_[node].done = true;
 }
 
+// Rare (the head's watch was stopped): every node moves by the same gap, so the order stays.
 void Judge::discount(Ms gap) {
   for (NodeState& n : nodes_)
     if (n.heard) n.last += gap;
+  std::set<std::pair<Clock::time_point, unsigned>> moved;
+  for (const auto& [last, node] : by_last_) moved.emplace_hint(moved.end(), last + gap, node);
+  by_last_ = std::move(moved);
   if (last_drop_) *last_drop_ += gap;
 }
 
-unsigned Judge::heard_count() const {
-  return static_cast<unsigned>(
-      std::count_if(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.heard; }));
-}
+unsigned Judge::heard_count() const { return heard_count_; }
 
+// The node heard last decides: if even it is silent past the time-out, all of them are.
 bool Judge::heard_all_done(Now now) const {
-  for (std::size_t i = 1; i < nodes_.size(); ++i)
-    if (nodes_[i].heard && !nodes_[i].done && now.mono - nodes_[i].last <= config_.timeout)
-      return false;
-  return true;
+  return by_last_.empty() || now.mono - by_last_.rbegin()->first > config_.timeout;
 }
 
 std::optional<Verdict> Judge::from_failures() {
@@ -91,18 +105,12 @@ void Judge::dropped(Now now) { last_drop_ = now.mono; }
 std::optional<Verdict> Judge::from_silence(Now now) {
   if (last_drop_ && now.mono - *last_drop_ <= config_.timeout) return std::nullopt;
   // The node silent longest is named; the others are counted.
-  const NodeState* longest = nullptr;
-  unsigned index = 0, silent = 0;
-  for (unsigned i = 1; i < nodes_.size(); ++i) {
-    const NodeState& n = nodes_[i];
-    if (!n.heard || n.done || now.mono - n.last <= config_.timeout) continue;
+  if (by_last_.empty() || now.mono - by_last_.begin()->first <= config_.timeout) return std::nullopt;
+  const unsigned index = by_last_.begin()->second;
+  const NodeState* longest = &nodes_[index];
+  unsigned silent = 0;
+  for (auto it = by_last_.begin(); it != by_last_.end() && now.mono - it->first > config_.timeout; ++it)
     ++silent;
-    if (!longest || n.last < longest->last) {
-      longest = &n;
-      index = i;
-    }
-  }
-  if (!longest) return std::nullopt;
   Verdict v;
   Failure& f = v.first;
   f.how = How::Silent;
@@ -138,9 +146,7 @@ Clock::time_point Judge::next_check(Now now) const {
   if (decided_) return Clock::time_point::max();
   if (first_report_) return *first_report_ + config_.settle;
   Clock::time_point next = Clock::time_point::max();
-  for (unsigned i = 1; i < nodes_.size(); ++i)
-    if (nodes_[i].heard && !nodes_[i].done)
-      next = std::min(next, nodes_[i].last + config_.timeout + Ms(1));
+  if (!by_last_.empty()) next = by_last_.begin()->first + config_.timeout + Ms(1);
   if (last_drop_ && next != Clock::time_point::max()) next = std::max(next, *last_drop_ + config_.timeout + Ms(1));
   (void)now;
   return next;

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,8 +90,17 @@ class Judge {
   };
   void first_reported(Now now);
 
+  // A node's place among those that can fall silent: heard, not done.
+  void leave_order(unsigned node);
+  void join_order(unsigned node);
+
   JudgeConfig config_;
   std::vector<NodeState> nodes_;
+  // The nodes heard and not done, by when they were last heard (then by index): the one silent
+  // longest is the first, so that a wake costs O(log N) and no scan of every node, which at
+  // 10,000 nodes, their datagrams arriving one per wake, was N^2 work a second.
+  std::set<std::pair<Clock::time_point, unsigned>> by_last_;
+  unsigned heard_count_ = 1;  // the head's own node
   std::vector<Failure> failures_;       // one by one: the head's own node's
   std::map<unsigned, Report> reports_;  // by node: what the members reported
   std::optional<Clock::time_point> first_report_;
