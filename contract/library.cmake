@@ -7,6 +7,7 @@ function(ddp_contract_library name)
   add_library(${name} STATIC
     ${dir}/src/gap.cpp
     ${dir}/src/human_text.cpp
+    ${dir}/src/liveness.cpp
     ${dir}/src/local_host.cpp
     ${dir}/src/names.cpp
     ${dir}/src/net_facts.cpp

@@ -14,18 +14,22 @@ bool noted(RankState s) { return s == RankState::Failed || s == RankState::Left;
 
 BeatHub::BeatHub(int world, std::chrono::milliseconds interval, std::chrono::milliseconds peer_timeout,
                  Clock::time_point start)
-    : ranks_(static_cast<std::size_t>(world)), interval_(interval), peer_timeout_(peer_timeout), start_(start) {}
+    : ranks_(static_cast<std::size_t>(world)),
+      liveness_(ranks_.size()),
+      interval_(interval),
+      peer_timeout_(peer_timeout),
+      start_(start) {}
 
 void BeatHub::heard(const Beat& b, Clock::time_point now) {
   if (b.rank >= ranks_.size()) return;
   ++beats_;
   Rank& r = ranks_[b.rank];
-  r.last = now;
-  r.ever = true;
+  liveness_.heard(b.rank, now);
   if (r.host.empty()) r.host = b.host;
   // The first note stands; Done may follow Failed (a victim whose program caught the error and
   // finished) but nothing follows Done or Left.
   if (r.state == RankState::Running || (r.state == RankState::Failed && b.state == RankState::Done)) r.state = b.state;
+  if (r.state != RankState::Running) liveness_.ended(b.rank);
   const std::uint64_t answered = std::max(r.answered, std::min(b.census, census_));
   if (census_open_ && answered == census_ && r.answered < census_) census_heard_at_ = now;
   r.answered = answered;
@@ -50,31 +54,22 @@ void BeatHub::look(Clock::time_point now) {
     const auto open = now - census_began_;
     const bool over = (open >= interval_ * 5 / 2 && now - census_heard_at_ >= interval_) || open >= interval_ * 10;
     bool all = true;
-    for (const Rank& r : ranks_)
-      if (r.ever && r.state != RankState::Done && r.state != RankState::Left && r.answered < census_) {
-        all = false;
-        break;
-      }
+    for (std::size_t i = 0; i < ranks_.size() && all; ++i) {
+      const Rank& r = ranks_[i];
+      all = !liveness_.ever(i) || r.state == RankState::Done || r.state == RankState::Left || r.answered >= census_;
+    }
     if (all || over) end_census();
   }
   // A census that began before a rank asked says nothing of a loss just after it: the next one.
   if (!verdict_ && !census_open_ && wanted_ > census_) begin_census(now);
   if (verdict_) return;
   // Silent: Running and not heard for the peer time-out. Named with every rank quiet for three
-  // intervals, which a live rank never is.
-  bool silent = false;
-  for (const Rank& r : ranks_)
-    if (r.ever && r.state == RankState::Running && now - r.last > peer_timeout_) {
-      silent = true;
-      break;
-    }
-  if (!silent) return;
+  // intervals, which a live rank never is, in the order of their ranks.
+  if (!liveness_.any_quiet_for(now, peer_timeout_)) return;
   std::vector<int> quiet;
-  for (std::size_t i = 0; i < ranks_.size(); ++i) {
-    const Rank& r = ranks_[i];
-    if (r.ever && r.state == RankState::Running && now - r.last > std::min(interval_ * 3, peer_timeout_))
-      quiet.push_back(static_cast<int>(i));
-  }
+  for (const std::size_t i : liveness_.quiet_for(now, std::min(interval_ * 3, peer_timeout_)))
+    quiet.push_back(static_cast<int>(i));
+  std::sort(quiet.begin(), quiet.end());
   decide({}, quiet,
          "stopped responding: no heartbeat for " + seconds_text(peer_timeout_) +
              " s (DDP_PEER_TIMEOUT); it hangs, was stopped, or its node or network failed");
@@ -86,7 +81,7 @@ void BeatHub::end_census() {
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     const Rank& r = ranks_[i];
     // A rank that noted it is leaving is absent whether its watch still answers or not.
-    if (!r.ever || r.state == RankState::Done || (r.state != RankState::Left && r.answered >= census_)) continue;
+    if (!liveness_.ever(i) || r.state == RankState::Done || (r.state != RankState::Left && r.answered >= census_)) continue;
     (noted(r.state) ? left : lost).push_back(static_cast<int>(i));
   }
   if (left.empty() && lost.empty()) {
@@ -128,8 +123,7 @@ std::string BeatHub::describe(const std::vector<int>& ranks, std::size_t named, 
 
 void BeatHub::discount(std::chrono::milliseconds gap) {
   if (gap <= std::chrono::milliseconds(0)) return;
-  for (Rank& r : ranks_)
-    if (r.ever) r.last += gap;
+  liveness_.discount(gap);
   start_ += gap;
   census_began_ += gap;
   census_heard_at_ += gap;
@@ -155,7 +149,7 @@ std::vector<int> BeatHub::never_heard(Clock::time_point now, std::chrono::millis
   std::vector<int> never;
   if (now - start_ < allowed) return never;
   for (std::size_t i = 0; i < ranks_.size(); ++i)
-    if (!ranks_[i].ever) never.push_back(static_cast<int>(i));
+    if (!liveness_.ever(i)) never.push_back(static_cast<int>(i));
   return never;
 }
 
@@ -170,7 +164,8 @@ int BeatHub::yet_to_hear(Clock::time_point now) const {
   int n = 0;
   for (std::size_t i = 1; i < ranks_.size(); ++i) {
     const Rank& r = ranks_[i];
-    if (r.ever && !r.heard_verdict && r.state != RankState::Done && now - r.last <= interval_ * 3) ++n;
+    if (liveness_.ever(i) && !r.heard_verdict && r.state != RankState::Done && now - liveness_.last(i) <= interval_ * 3)
+      ++n;
   }
   return n;
 }

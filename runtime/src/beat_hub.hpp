@@ -19,7 +19,9 @@
 // - The first verdict stands; every answer carries it.
 // - Time rank 0's own watch did not run (a suspended job, a stopped or starved rank 0) is nobody's
 //   silence: its socket dropped what came meanwhile.
-// Each beat costs O(1), each look O(R) in memory already held: nothing grows with R per rank.
+// Who beat when, and the silence rules, are the contract's Liveness (liveness.hpp), which the
+// failure watch's head judges by too. Each beat costs O(log R), a look without a census O(1) and
+// with one O(R) in memory already held: nothing grows with R per rank.
 #pragma once
 
 #include <chrono>
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "beat_wire.hpp"
+#include "liveness.hpp"
 
 namespace ddp::detail {
 
@@ -62,8 +65,6 @@ class BeatHub {
 
  private:
   struct Rank {
-    Clock::time_point last{};
-    bool ever = false;
     RankState state = RankState::Running;
     std::uint64_t answered = 0;
     bool heard_verdict = false;
@@ -76,6 +77,7 @@ class BeatHub {
   void decide(const std::vector<int>& left, const std::vector<int>& lost, const std::string& lost_why);
 
   std::vector<Rank> ranks_;
+  Liveness liveness_;  // by rank; a rank that noted Failed, Left or Done has ended there
   std::chrono::milliseconds interval_, peer_timeout_;
   Clock::time_point start_;
   std::uint64_t census_ = 0, clear_ = 0, wanted_ = 0;

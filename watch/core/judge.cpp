@@ -4,30 +4,17 @@
 
 namespace ddp::watch {
 
-Judge::Judge(JudgeConfig config, Now start) : config_(config), nodes_(std::max(1u, config.nodes)) {
+Judge::Judge(JudgeConfig config, Now start)
+    : config_(config), nodes_(std::max(1u, config.nodes)), liveness_(nodes_.size()) {
   // The head hears itself: its own node is never silent.
-  nodes_[0].heard = true;
-  nodes_[0].last = start.mono;
-}
-
-void Judge::leave_order(unsigned node) {
-  const NodeState& n = nodes_[node];
-  if (n.heard && !n.done) by_last_.erase({n.last, node});
-}
-
-void Judge::join_order(unsigned node) {
-  const NodeState& n = nodes_[node];
-  if (n.heard && !n.done) by_last_.insert({n.last, node});
+  liveness_.heard(0, start.mono);
+  liveness_.ended(0);
 }
 
 void Judge::heard(unsigned node, const std::string& host, const std::string& ranks, Now now) {
   if (node >= nodes_.size() || node == 0) return;
   NodeState& n = nodes_[node];
-  leave_order(node);
-  if (!n.heard) ++heard_count_;
-  n.heard = true;
-  n.last = now.mono;
-  join_order(node);
+  liveness_.heard(node, now.mono);
   n.last_wall_ns = now.wall_ns;
   if (!host.empty()) n.host = host;
   if (!ranks.empty()) n.ranks = ranks;
@@ -60,27 +47,17 @@ void Judge::first_reported(Now now) {
 }
 
 void Judge::done(unsigned node) {
-  if (node >= nodes_.size()) return;
-  leave_order(node);
-  nodes_[node].done = true;
+  if (node != 0) liveness_.ended(node);
 }
 
-// Rare (the head's watch was stopped): every node moves by the same gap, so the order stays.
 void Judge::discount(Ms gap) {
-  for (NodeState& n : nodes_)
-    if (n.heard) n.last += gap;
-  std::set<std::pair<Clock::time_point, unsigned>> moved;
-  for (const auto& [last, node] : by_last_) moved.emplace_hint(moved.end(), last + gap, node);
-  by_last_ = std::move(moved);
+  liveness_.discount(gap);
   if (last_drop_) *last_drop_ += gap;
 }
 
-unsigned Judge::heard_count() const { return heard_count_; }
+unsigned Judge::heard_count() const { return static_cast<unsigned>(liveness_.heard_count()); }
 
-// The node heard last decides: if even it is silent past the time-out, all of them are.
-bool Judge::heard_all_done(Now now) const {
-  return by_last_.empty() || now.mono - by_last_.rbegin()->first > config_.timeout;
-}
+bool Judge::heard_all_done(Now now) const { return liveness_.all_quiet_for(now.mono, config_.timeout); }
 
 std::optional<Verdict> Judge::from_failures() {
   std::vector<const Failure*> candidates;
@@ -105,12 +82,10 @@ void Judge::dropped(Now now) { last_drop_ = now.mono; }
 std::optional<Verdict> Judge::from_silence(Now now) {
   if (last_drop_ && now.mono - *last_drop_ <= config_.timeout) return std::nullopt;
   // The node silent longest is named; the others are counted.
-  if (by_last_.empty() || now.mono - by_last_.begin()->first <= config_.timeout) return std::nullopt;
-  const unsigned index = by_last_.begin()->second;
+  const auto silent = liveness_.quiet_for(now.mono, config_.timeout);
+  if (silent.empty()) return std::nullopt;
+  const auto index = static_cast<unsigned>(silent.front());
   const NodeState* longest = &nodes_[index];
-  unsigned silent = 0;
-  for (auto it = by_last_.begin(); it != by_last_.end() && now.mono - it->first > config_.timeout; ++it)
-    ++silent;
   Verdict v;
   Failure& f = v.first;
   f.how = How::Silent;
@@ -119,8 +94,8 @@ std::optional<Verdict> Judge::from_silence(Now now) {
   f.ranks = longest->ranks;
   f.at_ns = longest->last_wall_ns;
   f.seconds = static_cast<unsigned>(
-      std::chrono::duration_cast<std::chrono::seconds>(now.mono - longest->last).count());
-  v.other_silent_nodes = silent - 1;
+      std::chrono::duration_cast<std::chrono::seconds>(now.mono - liveness_.last(index)).count());
+  v.other_silent_nodes = static_cast<unsigned>(silent.size() - 1);
   v.unreachable = true;
   return v;
 }
@@ -145,8 +120,7 @@ std::optional<Verdict> Judge::verdict(Now now) {
 Clock::time_point Judge::next_check(Now now) const {
   if (decided_) return Clock::time_point::max();
   if (first_report_) return *first_report_ + config_.settle;
-  Clock::time_point next = Clock::time_point::max();
-  if (!by_last_.empty()) next = by_last_.begin()->first + config_.timeout + Ms(1);
+  Clock::time_point next = liveness_.next_quiet(config_.timeout);
   if (last_drop_ && next != Clock::time_point::max()) next = std::max(next, *last_drop_ + config_.timeout + Ms(1));
   (void)now;
   return next;

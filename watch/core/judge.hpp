@@ -7,22 +7,24 @@
 // connection to it. So the verdict waits `settle` after the first report for earlier ones. A node
 // that was heard and then stays silent for `timeout` is a failure of its own; a node never heard
 // is not (its watch may not have started, or the network between the watches is closed): the
-// watch then only says so, and never ends a step on a guess.
+// watch then only says so, and never ends a step on a guess. Who was heard when, and those rules,
+// are the contract's Liveness (liveness.hpp), which libddp's heartbeat judges by too.
 #pragma once
 
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "failure.hpp"
+#include "liveness.hpp"
+#include "watch_args.hpp"
 
 namespace ddp::watch {
 
 struct JudgeConfig {
   unsigned nodes = 1;     // nodes in the step; node 0 is the head's own
-  Ms timeout{45000};      // a heard node silent this long has failed
+  Ms timeout{std::chrono::seconds(kDefaultTimeout)};  // a heard node silent this long has failed
   Ms settle{1000};        // after the first failure, how long to wait for earlier ones
   // Failures this close in time count as simultaneous (root_cause() says how they are ordered).
   std::int64_t simultaneous_ns = kSimultaneousNs;
@@ -61,7 +63,7 @@ class Judge {
   std::optional<Verdict> verdict(Now now);
   bool decided() const { return decided_; }
   // The node said its ranks all ended.
-  bool is_done(unsigned node) const { return node < nodes_.size() && nodes_[node].done; }
+  bool is_done(unsigned node) const { return node != 0 && liveness_.has_ended(node); }
   // A failure was reported and the verdict waits for the settle time.
   bool pending() const { return first_report_ && !decided_; }
   // Every member node heard so far has said its ranks all ended, or is silent past the time-out.
@@ -73,9 +75,6 @@ class Judge {
 
  private:
   struct NodeState {
-    bool heard = false;
-    bool done = false;
-    Clock::time_point last{};
     std::int64_t last_wall_ns = 0;
     std::string host;
     std::string ranks;
@@ -90,17 +89,9 @@ class Judge {
   };
   void first_reported(Now now);
 
-  // A node's place among those that can fall silent: heard, not done.
-  void leave_order(unsigned node);
-  void join_order(unsigned node);
-
   JudgeConfig config_;
   std::vector<NodeState> nodes_;
-  // The nodes heard and not done, by when they were last heard (then by index): the one silent
-  // longest is the first, so that a wake costs O(log N) and no scan of every node, which at
-  // 10,000 nodes, their datagrams arriving one per wake, was N^2 work a second.
-  std::set<std::pair<Clock::time_point, unsigned>> by_last_;
-  unsigned heard_count_ = 1;  // the head's own node
+  Liveness liveness_;  // by node; the head's own (0) heard and never judged
   std::vector<Failure> failures_;       // one by one: the head's own node's
   std::map<unsigned, Report> reports_;  // by node: what the members reported
   std::optional<Clock::time_point> first_report_;

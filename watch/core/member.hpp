@@ -13,6 +13,7 @@
 
 #include "datagram.hpp"
 #include "failure.hpp"
+#include "watch_args.hpp"
 
 namespace ddp::watch {
 
@@ -20,7 +21,7 @@ struct MemberConfig {
   unsigned node = 1;
   std::string host;
   std::string ranks;
-  Ms timeout{45000};    // the head silent this long (after it was heard) is lost
+  Ms timeout{std::chrono::seconds(kDefaultTimeout)};  // the head silent this long (after it was heard) is lost
   Ms interval{4500};    // between beats
   Ms phase{0};          // offset of the beats once the head answered: a thousand nodes spread out
   Ms resend{250};       // an unacknowledged message is sent again this often (+ up to a quarter)
