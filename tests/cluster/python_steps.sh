@@ -6,11 +6,9 @@ source "$(dirname "$0")/testlib.sh"
 "$PYTHON" -c "import torch.distributed.elastic.multiprocessing.errors" 2>/dev/null ||
   { echo "SKIP: python3-torch missing"; exit 77; }
 id nobody >/dev/null 2>&1 || { echo "SKIP: no user nobody"; exit 77; }
-command -v cc >/dev/null || { echo "SKIP: no C compiler for the D-state program"; exit 77; }
 
 OUT=$WORK/out
 mkdir -p "$OUT"
-cc -o "$OUT/dstate" "$PROGRAMS/dstate_hang.c"
 chown -R nobody:"$(id -gn nobody)" "$OUT"
 as_user() { (cd "$OUT" && "$RUN" setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"); }
 WATCH=10

@@ -4,6 +4,8 @@
 # and says once which rank failed first and how; a rank that ends well early, or one that only
 # takes long, ends nothing. Each case times the fault to srun's end.
 source "$(dirname "$0")/python_steps.sh"
+command -v cc >/dev/null || { echo "SKIP: no C compiler for the D-state program"; exit 77; }
+cc -o "$OUT/dstate" "$PROGRAMS/dstate_hang.c"
 
 case_ killed sigkill 2
 [ "$RC" != 0 ] || fail "killed: the step succeeded"
