@@ -44,6 +44,9 @@ LAB_LOG_DIR=$LAB_DIR/log
 # the environment (LAB_NODES, ...) changed in between.
 LAB_STATE_DIR=$LAB_DIR/lab
 
+# shellcheck source-path=SCRIPTDIR source=cgroups.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cgroups.sh"
+
 lab_die() {
     echo "lab: $*" >&2
     exit 1
@@ -261,6 +264,7 @@ lab_teardown() {
     done
     # Members must be collected while the daemons (and their namespaces) live.
     pids=$(lab_member_pids)
+    lab_cgroup_thaw
     if ((${#daemons[@]})); then
         lab_stop_pids 50 "${daemons[@]}"
     fi
@@ -295,11 +299,12 @@ lab_teardown() {
         rmdir "$LAB_NETNS_DIR" 2>/dev/null || true
     fi
 
+    lab_cgroup_remove
     # Keep log/ for post-mortems; the rest is recreated by up.sh.
     rm -rf "$LAB_PID_DIR" "$LAB_STATE_DIR" "${LAB_DIR:?}/state" "${LAB_DIR:?}/spool" \
         "${LAB_DIR:?}/run" "${LAB_DIR:?}/dev" "${LAB_MUNGE_DIR:?}" "${LAB_DIR:?}/munge-nodes" \
         "${LAB_DIR:?}/munge-key" "$LAB_PLUGSTACK_DIR" "${LAB_DIR:?}/node-facts"
-    rm -f "$SLURM_CONF" "$LAB_DIR/gres.conf" "$LAB_PLUGSTACK" "$LAB_DIR/cli_filter.lua" \
+    rm -f "$SLURM_CONF" "$LAB_DIR/gres.conf" "$LAB_DIR/cgroup.conf" "$LAB_PLUGSTACK" "$LAB_DIR/cli_filter.lua" \
         "$LAB_DIR/hosts"
 }
 
