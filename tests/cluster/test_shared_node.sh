@@ -4,10 +4,11 @@
 # holds. Concurrent --ddp jobs must run on disjoint CPUs, each exactly on what Slurm granted it
 # (the job's CPU_IDs, and what the same job gets without --ddp); GPUs stay within each step; and
 # where slurm.conf's layout is not the hardware's, tasks keep Slurm's binding and are told why.
-# CTest runs it under task/affinity alone; by hand it also runs under task/cgroup:
-#   LAB_TASK_PLUGIN=task/cgroup,task/affinity tests/cluster/test_shared_node.sh
-# with $LAB_DIR/cgroup.conf saying ConstrainCores=yes or no (cgroup.conf(5); no file: no).
+# CTest runs it under task/affinity alone, and on cgroup-confined nodes (LAB_CGROUP=1: task/cgroup,
+# ConstrainCores and ConstrainDevices), where each job's GPUs are also the only ones it may open.
 source "$(dirname "$0")/testlib.sh"
+# shellcheck source=lab-env.sh
+source "$TESTS_DIR/lab-env.sh"
 
 ncpu=$(nproc --all)
 [ "$ncpu" -ge 2 ] || { echo "SKIP: a shared node needs 2 CPUs at least, this machine has $ncpu"; exit 77; }
@@ -30,13 +31,15 @@ lab() { LAB_CPUS=$1 "$TESTS_DIR/up.sh" >"$WORK/up.log" 2>&1 || fail "lab with LA
 cat >"$WORK/show.sh" <<'SHOW'
 #!/bin/bash
 dir=$(dirname "$0")
-echo "pin job=$SLURM_JOB_ID rank=${RANK-$SLURM_PROCID} allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) DDP_CPUS=${DDP_CPUS-unset} gpus=${SLURM_STEP_GPUS-none} cvd=${CUDA_VISIBLE_DEVICES-unset}"
+echo "pin job=$SLURM_JOB_ID rank=${RANK-$SLURM_PROCID} allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) DDP_CPUS=${DDP_CPUS-unset} gpus=${SLURM_STEP_GPUS-none} cvd=${CUDA_VISIBLE_DEVICES-unset} $("$dir/gpu_access.sh" "$LAB_GPU_DIR" | cut -d' ' -f4-)"
 touch "$dir/ready.$SLURM_JOB_ID.$SLURM_PROCID"
 for _ in $(seq 300); do [ -e "$dir/go" ] && exit 0; sleep 0.1; done
 echo "timeout: not released" >&2
 exit 1
 SHOW
 chmod +x "$WORK/show.sh"
+cp "$PROGRAMS/gpu_access.sh" "$WORK/"
+export LAB_GPU_DIR=$LAB_DIR/dev/n1
 
 # cpu_ids JOB: the job's CPU_IDs on n1, expanded to one number a line.
 expand() { tr ',' '\n' <<<"$1" | awk -F- 'NF { for (i = $1; i <= ($2 == "" ? $1 : $2); i++) print i }'; }
@@ -140,8 +143,19 @@ g1=$(field "$(cat "$WORK/gpus.1.lines")" gpus)
 [ "$g0" != none ] && [ "$g1" != none ] && [ "$g0" != "$g1" ] || fail "the two jobs' GPUs: '$g0' and '$g1'"
 for j in 0 1; do
   line=$(cat "$WORK/gpus.$j.lines")
-  [ "$(field "$line" cvd)" = "$(field "$line" gpus)" ] || fail "CUDA_VISIBLE_DEVICES outside the step: $line"
+  if lab_confined; then
+    # The job's one GPU is cuda:0 in its device cgroup, and the only one it may open.
+    [ "$(field "$line" cvd)" = 0 ] && [ "$(field "$line" usable)" = "$(field "$line" gpus)" ] ||
+      fail "under ConstrainDevices, a job's GPU must be its only one, as cuda:0: $line"
+  else
+    [ "$(field "$line" cvd)" = "$(field "$line" gpus)" ] || fail "CUDA_VISIBLE_DEVICES outside the step: $line"
+  fi
 done
+if lab_confined; then
+  # A node may not advertise more cores than its cpuset holds (up.sh refuses): the rest is moot.
+  echo "PASS: concurrent --ddp jobs on one cgroup-confined node run exactly on the CPUs and GPUs Slurm granted each"
+  exit 0
+fi
 
 # slurm.conf advertises more cores than the machine has (the lab's default): a job on a core id
 # beyond the hardware keeps Slurm's binding, and its first task says why.

@@ -2,8 +2,11 @@
 # A job suspended and resumed (scontrol suspend and resume, as gang scheduling and preemption by
 # suspension do: every task gets SIGSTOP, then SIGCONT) goes on to its end. The suspension outlasts
 # the failure watch's time-out and libddp's peer time-out (asked for here, beside the watch): both
-# count the time away as nobody's silence and no rank as frozen.
+# count the time away as nobody's silence and no rank as frozen. On cgroup-confined nodes
+# (LAB_CGROUP=1, proctrack/cgroup) Slurm freezes the step's freezer cgroup instead, the watch in it.
 source "$(dirname "$0")/testlib.sh"
+# shellcheck source=lab-env.sh
+source "$TESTS_DIR/lab-env.sh"
 worker=${DDP_TEST_WORKER_BIN:-}
 [ -x "$worker" ] || { echo "SKIP: ddp_test_worker not built"; exit 77; }
 
@@ -23,6 +26,15 @@ done
 "$RUN" scontrol suspend "$jobid"
 # Two failure watch time-outs, four peer time-outs.
 sleep 12
+if lab_confined; then
+  # n1's cgroups on this machine (up.sh): the job's step there must be frozen, ranks and all.
+  freezer=$(awk '$2 == "freezer" { print $3 }' "$(lab_cgroup_file n1)")
+  step=$(find "$freezer" -path "*/job_$jobid/step_0" -type d | head -1)
+  [ -n "$step" ] || fail "no freezer cgroup of step $jobid.0 below $freezer"
+  [ "$(cat "$step/freezer.state")" = FROZEN ] || fail "step $jobid.0 is $(cat "$step/freezer.state"), not FROZEN"
+  [ "$(wc -l <"$step/cgroup.procs")" -ge 2 ] || fail "the frozen step holds no ranks: $(cat "$step/cgroup.procs")"
+  echo "n1: step $jobid.0 FROZEN by proctrack/cgroup, $(wc -l <"$step/cgroup.procs") processes in it"
+fi
 state=$(job_field "$jobid" JobState)
 [ "$state" = SUSPENDED ] || fail "the job is $state, not SUSPENDED, after scontrol suspend: $(cat "$WORK/out")"
 "$RUN" scontrol resume "$jobid"
