@@ -13,9 +13,11 @@ source "$(dirname "$0")/testlib.sh"
 # shellcheck source=lab-env.sh
 source "$TESTS_DIR/lab-env.sh"
 
-# --oversubscribe: on nodes with no more CPUs than the machine (2 under LAB_CGROUP=1) the holder
-# and the 2-rank steps share the cores; the GPUs are never shared.
-"$RUN" srun -s -N1 -n1 -w n1 --gpus-per-node=2 --job-name=hold sleep 120 >/dev/null 2>&1 &
+# On confined nodes, no more CPUs than the machine's (2 here), the holder and the 2-rank steps
+# share the cores (--oversubscribe); the GPUs are never shared.
+share=()
+lab_confined && share=(-s)
+"$RUN" srun "${share[@]}" -N1 -n1 -w n1 --gpus-per-node=2 --job-name=hold sleep 120 >/dev/null 2>&1 &
 hold=$!
 trap 'kill "$hold" 2>/dev/null; wait "$hold" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 50); do
@@ -38,7 +40,7 @@ check() {
 
 if lab_confined; then
   # The step's own GPUs, 2 and 3, are all a rank may open; CUDA numbers them 0 and 1.
-  out=$(timeout 60 "$RUN" srun -s -N1 -n2 -w n1 --ddp --ddp-gpus=2 \
+  out=$(timeout 60 "$RUN" srun "${share[@]}" -N1 -n2 -w n1 --ddp --ddp-gpus=2 \
     "$PROGRAMS/gpu_access.sh" "$LAB_DIR/dev/n1" 2>&1) || fail "srun gpu_access: $out"
   [ "$(grep -c '^access .* usable=2,3 denied=0,1$' <<<"$out")" = 2 ] ||
     fail "each rank should open GPUs 2,3 and be refused 0,1: $out"
@@ -55,7 +57,7 @@ fi
 # contract_of BINDING: the ranks' contract lines of a 2-rank step on n1; RC its exit status.
 contract_of() {
   # shellcheck disable=SC2086 # the binding is words
-  if OUT=$(timeout 60 "$RUN" srun -s -N1 -n2 -w n1 $1 --ddp --ddp-gpus=2 \
+  if OUT=$(timeout 60 "$RUN" srun "${share[@]}" -N1 -n2 -w n1 $1 --ddp --ddp-gpus=2 \
     "$PROGRAMS/print_contract.sh" 2>&1); then RC=0; else RC=$?; fi
 }
 for binding in "${unbound[@]}"; do
@@ -86,7 +88,7 @@ JOB
 # Confined, the batch job binds nothing per task (above: that fails at once).
 binding=--gpus-per-task=1
 lab_confined && binding=--gpus-per-node=2
-out=$(timeout 120 "$RUN" sbatch -s --wait --ddp-nodes=2 --ddp-gpus=2 $binding \
+out=$(timeout 120 "$RUN" sbatch "${share[@]}" --wait --ddp-nodes=2 --ddp-gpus=2 $binding \
   -o "$WORK/job.out" "$WORK/job.sh" 2>&1) ||
   fail "sbatch $binding: $out $(cat "$WORK/job.out")"
 check "$(grep "host=n1 " "$WORK/job.out")" "$(lab_confined && echo 0,1 || echo 2,3)" 2

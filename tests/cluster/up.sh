@@ -100,9 +100,11 @@ EOF
             "CPUs=$LAB_CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$LAB_CPUS ThreadsPerCore=1" \
             "RealMemory=1024 Gres=gpu:$LAB_GPUS State=UNKNOWN"
     done
-    # OverSubscribe=YES: jobs that ask (--oversubscribe) may share cores, as on a site's shared
-    # partition; the others never do. GPUs are never shared.
-    echo "PartitionName=debug Nodes=$(lab_node_hostlist) Default=YES MaxTime=UNLIMITED State=UP OverSubscribe=YES"
+    # Confined nodes have no more CPUs than the machine: there jobs that ask (--oversubscribe) may
+    # share cores, as on a site's shared partition; the others never do. GPUs are never shared.
+    local share=
+    [[ $LAB_CGROUP != 1 ]] || share=" OverSubscribe=YES"
+    echo "PartitionName=debug Nodes=$(lab_node_hostlist) Default=YES MaxTime=UNLIMITED State=UP$share"
 }
 
 render_gres_conf() {
