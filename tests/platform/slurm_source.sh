@@ -144,7 +144,11 @@ if [ "$stage" != --tests-only ]; then
 fi
 
 [ -e "$work/built" ] || fail "no finished build in $build: run $0 --build-only first"
-step "the cluster tests on Slurm $version ($prefix): ctest -L $label"
+# Then the tests labelled cgroup on cgroup-confined nodes (tests/cluster/confined.sh); with
+# --series-tests those run there only.
+skip=
+[ "$label" = cluster ] || skip=cgroup
+step "the cluster tests on Slurm $version ($prefix): ctest -L $label${skip:+ -LE $skip}, then -L cgroup on cgroup-confined nodes"
 rc=0
 # The lab's daemons live on in the namespace's /run: down.sh ends them also when ctest does not.
 # Never on this machine's own /run: the namespace's is mounted first, or nothing runs.
@@ -155,8 +159,9 @@ unshare --mount --uts --propagation private -- bash -c '
   export LAB_SLURM_PREFIX=$1 REPO=$3
   trap "\"\$REPO/tests/cluster/down.sh\" >/dev/null 2>&1" EXIT
   hostname ctl
-  ctest --test-dir "$2" -L "$4" --output-on-failure' \
-  slurm-source "$prefix" "$build" "$REPO" "$label" 2>&1 | tee "$work/ctest.log" || rc=$?
+  ctest --test-dir "$2" -L "$4" ${5:+-LE "$5"} --output-on-failure
+  "$REPO/tests/cluster/confined.sh" "$2"' \
+  slurm-source "$prefix" "$build" "$REPO" "$label" "$skip" 2>&1 | tee "$work/ctest.log" || rc=$?
 echo "slurm source: Slurm $("$prefix/sbin/slurmd" -V | cut -d' ' -f2) from $SOURCE," \
-  "$(grep -E '^[0-9]+% tests passed' "$work/ctest.log" || echo 'ctest printed no summary')"
+  "$(grep -E '^[0-9]+% tests passed' "$work/ctest.log" | paste -sd';' - || echo 'ctest printed no summary')"
 exit "$rc"
