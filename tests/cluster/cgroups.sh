@@ -9,6 +9,8 @@
 # cgroup/v1). On a machine with cgroup v2 alone, lab_cgroup_unusable says so.
 
 LAB_CGROUP=${LAB_CGROUP:-0}
+# The lab's nodes are cgroup-confined (up.sh), or are to be.
+lab_confined() { [[ $LAB_CGROUP == 1 ]]; }
 # What a node's slurmd joins, one line per hierarchy: MOUNTPOINT CONTROLLERS DIR (DIR on the host).
 lab_cgroup_file() { echo "$LAB_STATE_DIR/cgroup.$1"; }
 
@@ -77,25 +79,31 @@ lab_cgroup_cpus() {
         "$mnt$(lab_cgroup_own cpuset)/cpuset.cpus"
 }
 
+# The top of each hierarchy's lab tree: the recorded cgroups whose parent is not recorded.
+lab_cgroup_tops() {
+    [[ -r $LAB_STATE_DIR/cgroups ]] || return 0
+    awk '{ seen[$0] = 1; order[NR] = $0 }
+         END { for (i = 1; i <= NR; i++) { p = order[i]; sub("/[^/]*$", "", p); if (!(p in seen)) print order[i] } }' \
+        "$LAB_STATE_DIR/cgroups"
+}
+
 # A suspended job's tasks sit frozen, where no signal reaches them: thaw every freezer cgroup of
-# the lab before its processes are stopped.
+# the lab, parents first, before its processes are stopped.
 lab_cgroup_thaw() {
     local top
-    [[ -r $LAB_STATE_DIR/cgroups ]] || return 0
     while read -r top; do
         [[ -e $top/freezer.state ]] || continue
         find "$top" -name freezer.state -exec sh -c 'for f; do echo THAWED >"$f"; done' sh {} + 2>/dev/null || true
-    done <"$LAB_STATE_DIR/cgroups"
+    done < <(lab_cgroup_tops)
 }
 
 # Removes the cgroups up.sh made and whatever Slurm left below them, deepest first; the lab's
 # processes are gone by now.
 lab_cgroup_remove() {
     local top
-    [[ -r $LAB_STATE_DIR/cgroups ]] || return 0
     while read -r top; do
         [[ -d $top ]] || continue
         find "$top" -depth -type d -exec rmdir {} + 2>/dev/null ||
             lab_log "warning: could not remove every cgroup below $top"
-    done < <(tac "$LAB_STATE_DIR/cgroups")
+    done < <(lab_cgroup_tops)
 }

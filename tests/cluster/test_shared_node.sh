@@ -31,15 +31,14 @@ lab() { LAB_CPUS=$1 "$TESTS_DIR/up.sh" >"$WORK/up.log" 2>&1 || fail "lab with LA
 cat >"$WORK/show.sh" <<'SHOW'
 #!/bin/bash
 dir=$(dirname "$0")
-echo "pin job=$SLURM_JOB_ID rank=${RANK-$SLURM_PROCID} allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) DDP_CPUS=${DDP_CPUS-unset} gpus=${SLURM_STEP_GPUS-none} cvd=${CUDA_VISIBLE_DEVICES-unset} $("$dir/gpu_access.sh" "$LAB_GPU_DIR" | cut -d' ' -f4-)"
+echo "pin job=$SLURM_JOB_ID rank=${RANK-$SLURM_PROCID} allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) DDP_CPUS=${DDP_CPUS-unset} gpus=${SLURM_STEP_GPUS-none} cvd=${CUDA_VISIBLE_DEVICES-unset} $("$GPU_ACCESS" "$LAB_GPU_DIR" | cut -d' ' -f4-)"
 touch "$dir/ready.$SLURM_JOB_ID.$SLURM_PROCID"
 for _ in $(seq 300); do [ -e "$dir/go" ] && exit 0; sleep 0.1; done
 echo "timeout: not released" >&2
 exit 1
 SHOW
 chmod +x "$WORK/show.sh"
-cp "$PROGRAMS/gpu_access.sh" "$WORK/"
-export LAB_GPU_DIR=$LAB_DIR/dev/n1
+export GPU_ACCESS=$PROGRAMS/gpu_access.sh LAB_GPU_DIR=$LAB_DIR/dev/n1
 
 # cpu_ids JOB: the job's CPU_IDs on n1, expanded to one number a line.
 expand() { tr ',' '\n' <<<"$1" | awk -F- 'NF { for (i = $1; i <= ($2 == "" ? $1 : $2); i++) print i }'; }

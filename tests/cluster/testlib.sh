@@ -21,9 +21,6 @@ trap 'rm -rf "$WORK"' EXIT
 ATTACKER=daemon
 as_attacker() { setpriv --reuid="$ATTACKER" --regid="$(id -g "$ATTACKER")" --clear-groups "$@"; }
 
-# The lab's nodes are cgroup-confined (up.sh with LAB_CGROUP=1, which CTest passes on).
-lab_confined() { [ "${LAB_CGROUP:-0}" = 1 ]; }
-
 fail() {
   echo "FAIL: $*" >&2
   exit 1
