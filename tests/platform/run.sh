@@ -135,9 +135,14 @@ path-exclude /usr/share/man/*
 path-include /usr/share/man/man1/ddp-*
 path-include /usr/share/man/man8/spank-ddp.*
 path-exclude /usr/share/locale/*'
+# Nor does dpkg sync each file it unpacks (as Docker's Debian images do): a root is a throwaway
+# (CI makes each afresh; DDP_PLATFORM_FRESH=1 makes a kept one again should a crash leave it
+# broken), and the syncs of the CUDA toolkit's thousands of files hold the disk that the Debian 12
+# build beside them reads and writes.
+unsafe_io='force-unsafe-io'
 # The recipe: what makes the base root. A changed recipe makes every root again.
 options=(--variant=minbase --components=main,contrib,non-free)
-recipe="debootstrap ${options[*]} $suite ROOT $MIRROR; dpkg: $(echo "$nodoc" | tr '\n' ',')${apt_conf:+; apt: $apt_conf}"
+recipe="debootstrap ${options[*]} $suite ROOT $MIRROR; dpkg: $(echo "$nodoc" | tr '\n' ','),$unsafe_io${apt_conf:+; apt: $apt_conf}"
 if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" != "$recipe" ]; then
   step "make a $suite root in $base (debootstrap ${options[*]} $suite ROOT $MIRROR)"
   rm -rf "$base" "$base.tmp"
@@ -149,6 +154,7 @@ if [ "$fresh" = 1 ] || [ "$(cat "$base/etc/ddp-platform-recipe" 2>/dev/null)" !=
   # apt keeps what it downloads (in the folder the roots share, enter.sh).
   rm -f "$base.tmp/etc/apt/apt.conf.d/docker-clean"
   echo "$nodoc" >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-nodoc"
+  echo "$unsafe_io" >"$base.tmp/etc/dpkg/dpkg.cfg.d/ddp-platform-unsafe-io"
   [ -z "$apt_conf" ] || echo "$apt_conf" >"$base.tmp/etc/apt/apt.conf.d/ddp-platform"
   rm -f "$base.tmp"/var/cache/apt/archives/*.deb
   echo "$recipe" >"$base.tmp/etc/ddp-platform-recipe"
