@@ -195,9 +195,15 @@ int suspended(const ddp::Context& ctx, int seconds) {
   std::printf("rank %d running\n", ctx.rank);
   std::fflush(stdout);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
+  // The ranks agree on the last step: each left the barrier at its own moment, and after a
+  // resume each node thaws at its own, so deadlines read alone would send one rank to shutdown's
+  // barrier while another waits in one more all-reduce, both forever. A rank past its deadline
+  // says so in the all-reduce, and every rank stops after the step in which any did.
+  for (bool more = true; more;) {
     auto t = torch::ones({1000});
+    t[0].fill_(std::chrono::steady_clock::now() < until ? 0 : 1);
     group->allreduce_sum(t, "steps").wait();
+    more = t[0].item<float>() == 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   group->shutdown();
