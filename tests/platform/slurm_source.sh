@@ -19,6 +19,8 @@
 # DDP_SLURM_SOURCE: the tarball (default ../shared/slurm/slurm-25.11.7.tar.xz beside the checkout,
 # or beside the local checkout it was cloned from: SchedMD's sources are never part of the
 # project). A missing one fails the check.
+# DDP_TORCH_BUILD: the build tree (default build/, as scripts/setup.sh makes it) whose trainer,
+# libddp worker and stand-in CUDA driver the cluster tests run: they reach no Slurm API.
 # Everything goes under $DDP_PLATFORM_CACHE/slurm-VERSION (default /var/cache/slurm-ddp-platform),
 # kept while the tarball and the recipe are unchanged; the project's build is made again each time.
 # The test cluster runs in a private mount and UTS namespace (its /run is its own, its hostname the
@@ -84,15 +86,36 @@ version=${version%.tar.*}
 work=$CACHE/slurm-$version
 prefix=$work/prefix
 build=$work/ddp-build
+# The Debian 12 build whose LibTorch programs the cluster tests run (see torch_programs).
+TORCH_BUILD=${DDP_TORCH_BUILD:-$REPO/build}
 # The test cluster runs its jobs as nobody, who must reach the prefix and the build.
 mkdir -p "$work"
 chmod 755 "$CACHE" "$work"
 
+# Drops plugin families from the generated Makefile's SUBDIRS (make expands it when the recursive
+# rule runs, after the whole Makefile is read). A family no longer listed fails the check: the
+# recipe would claim a cut that no longer happens.
+leave_out_plugins() {
+  local makefile=$1 family
+  for family in "${unbuilt_plugins[@]}"; do
+    sed -n '/^SUBDIRS =/,/[^\\]$/p' "$makefile" | grep -qw -- "$family" ||
+      fail "$makefile lists no plugin family $family: update unbuilt_plugins for Slurm $version"
+  done
+  printf '\nSUBDIRS := $(filter-out %s,$(SUBDIRS))\n' "${unbuilt_plugins[*]}" >>"$makefile"
+}
+
 if [ "$stage" != --tests-only ]; then
   install_packages
   # The recipe: the tarball and how it is built. A changed one builds Slurm again.
-  configure=(--prefix="$prefix" --sysconfdir="$prefix/etc" --disable-debug --disable-dependency-tracking)
-  recipe="$(sha256sum "$SOURCE" | cut -d' ' -f1) ${configure[*]}"
+  # Shared libraries only, at -O2 without -g: the static archives and the debug information were
+  # two fifths of Slurm's build here, and no test links or debugs them.
+  configure=(--prefix="$prefix" --sysconfdir="$prefix/etc" --disable-debug --disable-dependency-tracking
+    --disable-static CFLAGS=-O2)
+  # Plugin families that neither a 2-node test cluster nor the plugin loads: data_parser (the
+  # OpenAPI serializers, a quarter of the plugins' code: only --json/--yaml output and slurmrestd
+  # use them) and burst_buffer.
+  unbuilt_plugins=(data_parser burst_buffer)
+  recipe="$(sha256sum "$SOURCE" | cut -d' ' -f1) ${configure[*]} without ${unbuilt_plugins[*]}"
   if [ "$(cat "$prefix/.ddp-recipe" 2>/dev/null)" != "$recipe" ]; then
     rm -rf "$prefix" "$work/src"
     mkdir -p "$work/src"
@@ -101,6 +124,7 @@ if [ "$stage" != --tests-only ]; then
     step "Slurm $version: ./configure ${configure[*]}"
     (cd "$work/src" && ./configure "${configure[@]}" >"$work/configure.log" 2>&1) ||
       { tail -30 "$work/configure.log"; fail "Slurm's configure failed (log: $work/configure.log)"; }
+    leave_out_plugins "$work/src/src/plugins/Makefile"
     step "Slurm $version: make -j$(nproc) && make install"
     (cd "$work/src" && make -j"$(nproc)" >"$work/make.log" 2>&1 && make install >"$work/install.log" 2>&1) ||
       { tail -30 "$work/make.log" "$work/install.log" 2>/dev/null; fail "Slurm's build failed (logs in $work)"; }
@@ -112,13 +136,35 @@ if [ "$stage" != --tests-only ]; then
 
   step "slurm-ddp against Slurm $version: cmake -DSLURM_ROOT=$prefix"
   rm -rf "$build" "$work/built"
+  # The programs the cluster tests run that reach no Slurm API (the trainer, its data maker, the
+  # libddp worker, the stand-in CUDA driver) come from the Debian 12 build: they link LibTorch,
+  # not libslurm, and would be compiled a second time for nothing.
+  torch_programs=(
+    DDP_TEST_CIFAR100_BIN=trainer/ddp-cifar100
+    DDP_TEST_CIFAR_SYNTH_BIN=trainer/data/cifar-synth
+    DDP_TEST_WORKER_BIN=tests/runtime/ddp_test_worker
+    DDP_TEST_FAKE_LIBCUDA=tests/preflight/libfake_cuda_driver.so
+  )
+  cache_args=()
+  for entry in "${torch_programs[@]}"; do
+    [ -x "$TORCH_BUILD/${entry#*=}" ] ||
+      fail "no $TORCH_BUILD/${entry#*=}, which the cluster tests run: build it first (scripts/setup.sh), or set DDP_TORCH_BUILD to a build tree that has it"
+    cache_args+=("-D${entry%%=*}=$TORCH_BUILD/${entry#*=}")
+  done
   # As a site builds it; the unit tests are the Debian 12 check's (they touch no Slurm API).
   cmake -S "$REPO" -B "$build" -DSLURM_ROOT="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -DDDP_BUILD_UNIT_TESTS=OFF >"$work/cmake.log" 2>&1 ||
-    { tail -30 "$work/cmake.log"; fail "cmake failed (log: $work/cmake.log)"; }
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" -DDDP_BUILD_UNIT_TESTS=OFF "${cache_args[@]}" \
+    >"$work/cmake.log" 2>&1 || { tail -30 "$work/cmake.log"; fail "cmake failed (log: $work/cmake.log)"; }
   found=$(sed -n 's/^SLURM_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
   [ "$found" = "$prefix/include" ] || fail "the build found Slurm's headers in $found, not in $prefix/include"
-  cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 ||
+  # What links libslurm or is loaded by Slurm (ddp-preflight links the watch's requeue), what the
+  # cluster tests run beside it, and the man pages the plugin's install takes.
+  targets=(spank_ddp ddp-plan ddp-watch ddp-monitor ddp-report ddp-preflight fake_nvml)
+  cmake --build "$build" --target help >"$work/targets.txt"
+  for optional in man spank_ddp_asan; do
+    grep -qE "^\.\.\. $optional( |\$)" "$work/targets.txt" && targets+=("$optional")
+  done
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$work/build.log" 2>&1 ||
     { grep -E -m 20 'error|Error' "$work/build.log"; tail -20 "$work/build.log"; fail "the build failed (log: $work/build.log)"; }
   # The failure watch must find this libslurm although the loader would not (the cluster tests
   # of --ddp-retries and of a suspended job fail when it does not), and so must the installed
