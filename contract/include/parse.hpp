@@ -34,4 +34,9 @@ std::string format_index_list(std::vector<unsigned> values);
 // Text safe to put in an error message: printable ASCII kept, the rest escaped, long input cut.
 std::string quoted(std::string_view text);
 
+// Whether `text` begins with `prefix` (std::string's own starts_with is C++20).
+inline bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
 }  // namespace ddp::plan

@@ -28,9 +28,7 @@ using Json = nlohmann::ordered_json;
 
 std::string esc(const std::string& s) { return html_escape(s); }
 
-std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
-
-std::string pct(const std::optional<double>& v) { return v ? fixed(*v, 0) + "%" : "-"; }
+std::string pct(const std::optional<double>& v) { return v ? plan::fixed_text(*v, 0) + "%" : "-"; }
 
 std::string or_dash(const std::optional<double>& v, std::string (*show)(double)) {
   return v ? show(*v) : "-";
@@ -58,7 +56,8 @@ std::string summary_table(const StepData& step, const Verdicts& v) {
                         " reported");
   s += row("GPUs", std::to_string(t.gpus));
   s += row("Time", esc(plan::duration_text(t.duration)) + ", sampled every " +
-                       fixed(first.start->interval, 0) + " s (" + std::to_string(samples) + " samples)");
+                       plan::fixed_text(first.start->interval, 0) + " s (" + std::to_string(samples) +
+                       " samples)");
   if (t.gpu_util_mean) s += row("Mean GPU utilisation", pct(t.gpu_util_mean));
   s += row("Idle GPUs", std::to_string(v.idle.size()));
   s += row("Slow nodes", std::to_string(v.slow.size()) +
@@ -79,11 +78,12 @@ std::string flags(const StepData& step, const Verdicts& v) {
   std::string s;
   if (!idle.empty())
     s += "<li class=\"idle\">" + std::to_string(idle.size()) + " idle GPU" + (idle.size() == 1 ? "" : "s") +
-         ", mean utilisation below " + fixed(kIdleUtilPercent, 0) + "%: " + esc(listed(idle, 8)) +
+         ", mean utilisation below " + plan::fixed_text(kIdleUtilPercent, 0) +
+         "%: " + esc(listed(idle, 8)) +
          ". No rank drove them: check that every rank uses cuda:LOCAL_RANK, or ask for fewer GPUs.</li>";
   if (!slow.empty())
     s += "<li class=\"slow\">" + std::to_string(slow.size()) + " slow node" + (slow.size() == 1 ? "" : "s") +
-         ", " + esc(v.activity_name()) + " below " + fixed(kSlowFraction * 100, 0) +
+         ", " + esc(v.activity_name()) + " below " + plan::fixed_text(kSlowFraction * 100, 0) +
          "% of the median node's " + pct(v.median_activity) + ": " + esc(listed(slow, 8)) +
          ". In a DDP step every node does the same work, so such a node waits on something of its "
          "own (data loading, throttling, another job).</li>";
@@ -104,8 +104,8 @@ std::string node_row(const StepData& step, std::size_t i, const Verdicts& v) {
   for (const SlowNode& s : v.slow)
     if (s.node == i) marks += "<span class=\"slow\">slow</span> ";
   for (const std::string& note : n.notes) marks += esc(note) + " ";
-  const auto gib = [](double x) { return fixed(x, 1) + " GiB"; };
-  const auto watts = [](double x) { return fixed(x, 0) + " W"; };
+  const auto gib = [](double x) { return plan::fixed_text(x, 1) + " GiB"; };
+  const auto watts = [](double x) { return plan::fixed_text(x, 0) + " W"; };
   const auto bytes = [](double x) { return format_bytes(x); };
   return std::string("<tr") + (v.flagged[i] ? " class=\"flagged\"" : "") + "><td>" + esc(n.start->node) +
          "</td><td class=\"num\">" + std::to_string(n.gpus.size()) + "</td><td class=\"num\">" +

@@ -17,8 +17,6 @@ const std::array<MetricInfo, kMetrics> kInfo = {{
 
 std::size_t idx(Metric m) { return static_cast<std::size_t>(m); }
 
-bool present(float v) { return !std::isnan(v); }
-
 }  // namespace
 
 const MetricInfo& metric_info(Metric m) { return kInfo[idx(m)]; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -37,6 +38,8 @@ const MetricInfo& metric_info(Metric m);
 Metric metric_at(std::size_t i);
 
 inline constexpr float kNoValue = std::numeric_limits<float>::quiet_NaN();
+// Whether a bin or sample has a value (kNoValue is NaN).
+inline bool present(float v) { return !std::isnan(v); }
 
 struct TimeAxis {
   double origin_unix = 0;  // the earliest node's start, seconds since 1970

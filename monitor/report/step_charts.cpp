@@ -6,8 +6,6 @@
 namespace ddp::monitor {
 namespace {
 
-bool present(float v) { return !std::isnan(v); }
-
 std::optional<double> mean_of(const std::vector<float>& values) {
   double sum = 0;
   unsigned n = 0;

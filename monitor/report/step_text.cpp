@@ -32,8 +32,6 @@ NodeSummary shown_summary(NodeSummary n) {
   return n;
 }
 
-std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
-
 std::string node_name(const NodeLog& n) { return shown(n.summary.start->node); }
 
 std::string plural(std::size_t n, const char* one, const char* many) {
@@ -52,9 +50,9 @@ std::vector<std::string> spread_row(const std::string& name, const std::vector<N
   return {name, show(v.front()), show(v[v.size() / 2]), show(v.back())};
 }
 
-std::string pct(double v) { return fixed(v, 0) + "%"; }
-std::string gib(double v) { return fixed(v, 1) + " GiB"; }
-std::string watts(double v) { return fixed(v, 0) + " W"; }
+std::string pct(double v) { return plan::fixed_text(v, 0) + "%"; }
+std::string gib(double v) { return plan::fixed_text(v, 1) + " GiB"; }
+std::string watts(double v) { return plan::fixed_text(v, 0) + " W"; }
 std::string bytes(double v) { return format_bytes(v); }
 
 std::string node_block(const NodeLog& n) {

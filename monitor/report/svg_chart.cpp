@@ -21,11 +21,9 @@ constexpr const char* kIdleColour = "#d62728";
 constexpr const char* kSlowColour = "#ff7f0e";
 constexpr const char* kWorstColour = "#444444";
 
-std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
-
 // Coordinates with one decimal: enough for a 960-wide view box, and short.
 std::string coord(double v) {
-  std::string s = fixed(v, 1);
+  std::string s = plan::fixed_text(v, 1);
   if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
   return s;
 }
@@ -38,8 +36,6 @@ double x_of(const TimeAxis& axis, std::size_t bin) {
 double y_of(double value, double y_max) {
   return kBottom - (kBottom - kTop) * std::clamp(value / y_max, 0.0, 1.0);
 }
-
-bool present(float v) { return !std::isnan(v); }
 
 // A line through the bins that have a value, broken where one has none; a lone point is drawn
 // as a dot (a zero-length segment with round caps).
@@ -163,13 +159,13 @@ std::string html_escape(const std::string& text) {
 std::string format_value(Metric metric, double v) {
   switch (metric) {
     case Metric::GpuUtil:
-    case Metric::Cpu: return fixed(v, 0) + "%";
-    case Metric::GpuMemory: return fixed(v, v > 0 && v < 10 ? 1 : 0) + " GiB";
-    case Metric::GpuPower: return fixed(v, 0) + " W";
+    case Metric::Cpu: return plan::fixed_text(v, 0) + "%";
+    case Metric::GpuMemory: return plan::fixed_text(v, v > 0 && v < 10 ? 1 : 0) + " GiB";
+    case Metric::GpuPower: return plan::fixed_text(v, 0) + " W";
     case Metric::NetRx:
     case Metric::NetTx: return format_bytes(v) + "/s";
   }
-  return fixed(v, 1);
+  return plan::fixed_text(v, 1);
 }
 
 double nice_ceiling(double v, double floor) {

@@ -220,8 +220,6 @@ std::string get_text(c10d::Store& store, const std::string& key) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 // Rank 0: the failure for every rank, in one key that every rank waits on, served until every
 // task that had arrived acknowledged it, or until acknowledgements stop coming for the grace (a
 // rank that arrived and died since): thousands of ranks may take longer than any constant to
@@ -445,10 +443,11 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const Context& c, c10::intrusive_ptr<
                     seconds_text(verdict_within) + " s (" + compat::message_of(e) +
                     "); rank 0 probably stopped");
       }
-      if (starts_with(verdict, kFailed)) hear_failure(*store, verdict);
+      if (plan::starts_with(verdict, kFailed)) hear_failure(*store, verdict);
       // Rank 0 compared the tasks it counted; one that arrived after its count was complete (this
       // rank counts to another WORLD_SIZE) is compared here.
-      if (!starts_with(verdict, kMet)) throw Error("rank 0's rendezvous verdict is unreadable: " + plan::quoted(verdict));
+      if (!plan::starts_with(verdict, kMet))
+        throw Error("rank 0's rendezvous verdict is unreadable: " + plan::quoted(verdict));
       if (const auto first = decode_view(verdict.substr(std::strlen(kMet))))
         if (const auto problem = step_difference(*first, mine)) throw Error(*problem);
     }

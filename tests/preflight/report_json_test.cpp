@@ -10,7 +10,7 @@ namespace {
 
 namespace pf = ddp::preflight;
 
-pf::Measurement link(const std::string& a, const std::string& b, double busbw) {
+pf::Measurement measured_link(const std::string& a, const std::string& b, double busbw) {
   pf::Measurement m;
   m.nodes = {a, b};
   m.name = a + " <-> " + b;
@@ -29,7 +29,8 @@ TEST(PreflightJson, AFailedMeasurementNamesTheNodeToExclude) {
   r.backend = "gloo";
   r.rendezvous = "n1:22465";
   r.checks = {{"contract", pf::Status::Ok, "3 ranks"}, {"hcas", pf::Status::Skipped, "none chosen"}};
-  r.links = {link("n1", "n3", 0.003), link("n1", "n2", 0.7), link("n2", "n3", 0.003)};
+  r.links = {measured_link("n1", "n3", 0.003), measured_link("n1", "n2", 0.7),
+             measured_link("n2", "n3", 0.003)};
   ddp::AllreduceSweep sweep;
   sweep.ranks = 3;
   sweep.samples = {ddp::allreduce_sample(8, 5, 0.0004, 3), ddp::allreduce_sample(262144, 2, 0.06, 3)};

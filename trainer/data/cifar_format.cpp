@@ -12,12 +12,12 @@
 
 #include <ATen/ops/empty.h>
 
+#include "data/errno_text.hpp"
+
 namespace fs = std::filesystem;
 
 namespace ddp::cifar {
 namespace {
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 // Closes a file descriptor on scope exit.
 struct Fd {

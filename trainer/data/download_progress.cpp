@@ -5,11 +5,6 @@
 #include "human_text.hpp"
 
 namespace ddp::cifar {
-namespace {
-
-std::string fixed(double v, int digits) { return plan::fixed_text(v, digits); }
-
-}  // namespace
 
 DownloadProgress::DownloadProgress(std::FILE* out, bool terminal,
                                    std::function<void(const std::string&)> tell)
@@ -17,12 +12,13 @@ DownloadProgress::DownloadProgress(std::FILE* out, bool terminal,
 
 std::string DownloadProgress::line(std::uint64_t done, std::uint64_t total, double seconds) {
   const double mb = static_cast<double>(done) / 1e6;
-  std::string text = total > 0 ? fixed(mb, 1) + " of " + fixed(static_cast<double>(total) / 1e6, 1) +
+  const double total_mb = static_cast<double>(total) / 1e6;
+  std::string text = total > 0 ? plan::fixed_text(mb, 1) + " of " + plan::fixed_text(total_mb, 1) +
                                      " MB (" + std::to_string(done * 100 / total) + "%)"
-                               : fixed(mb, 1) + " MB";
+                               : plan::fixed_text(mb, 1) + " MB";
   if (seconds > 0.5 && done > 0) {
     const double rate = static_cast<double>(done) / seconds;
-    text += ", " + fixed(rate / 1e6, 1) + " MB/s";
+    text += ", " + plan::fixed_text(rate / 1e6, 1) + " MB/s";
     if (total > done) text += ", about " + plan::duration_text(static_cast<double>(total - done) / rate) + " left";
   }
   return text;

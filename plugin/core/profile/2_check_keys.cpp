@@ -19,7 +19,7 @@ using profile_rules::Refusal;
 using profile_yaml::Field;
 using profile_yaml::find;
 
-std::string checked(const Field& f, std::optional<Refusal> (*rule)(const std::string&)) {
+std::string checked_value(const Field& f, std::optional<Refusal> (*rule)(const std::string&)) {
   const std::string value = f.text();
   if (const auto r = rule(value)) f.fail(f.key() + "=" + quoted(value) + " " + r->problem, r->fix);
   return value;
@@ -59,7 +59,7 @@ std::vector<std::string> names_of(const Field& f,
                                   const char* example) {
   std::vector<std::string> out;
   for (const Field& item : f.items()) {
-    const std::string value = checked(item, rule);
+    const std::string value = checked_value(item, rule);
     if (std::find(out.begin(), out.end(), value) != out.end())
       item.fail(item.key() + "=" + quoted(value) + " is listed twice", "list each name once");
     out.push_back(value);
@@ -148,7 +148,7 @@ ProfileMatch parse_match(const Field& f, std::uint64_t& listed) {
   const auto e = f.entries({"cluster", "nodes"});
   ProfileMatch m;
   m.where = f.where();
-  if (const auto x = find(e, "cluster")) m.cluster = checked(*x, profile_rules::cluster_name);
+  if (const auto x = find(e, "cluster")) m.cluster = checked_value(*x, profile_rules::cluster_name);
   if (const auto x = find(e, "nodes")) {
     m.nodes = host_list(*x, listed);
   }
@@ -174,7 +174,7 @@ void parse_rendezvous(const Field& f, Profile& p) {
     }
   }
   if (const auto x = find(e, "host_suffix"))
-    p.host_suffix = checked(*x, profile_rules::host_suffix);
+    p.host_suffix = checked_value(*x, profile_rules::host_suffix);
 }
 
 void parse_preflight(const Field& f, PreflightSettings& p) {
@@ -193,7 +193,7 @@ void parse_monitor(const Field& f, MonitorDefaults& m) {
   if (const auto x = find(e, "enabled")) m.enabled = x->boolean();
   if (const auto x = find(e, "interval"))
     m.interval = static_cast<unsigned>(x->integer(monitor::kMinInterval, monitor::kMaxInterval));
-  if (const auto x = find(e, "dir")) m.dir = checked(*x, profile_rules::monitor_dir);
+  if (const auto x = find(e, "dir")) m.dir = checked_value(*x, profile_rules::monitor_dir);
 }
 
 void parse_watch(const Field& f, WatchDefaults& w) {

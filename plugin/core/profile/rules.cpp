@@ -7,6 +7,7 @@
 #include "ddp/env_contract.hpp"
 #include "error.hpp"
 #include "names.hpp"
+#include "parse.hpp"
 #include "sampler_args.hpp"
 
 namespace ddp::plan::profile_rules {
@@ -14,10 +15,6 @@ namespace {
 
 bool letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 // Decided per task by the plugin from the GPU it gives the rank and the cores it pins; a
 // profile value would contradict the plan (CUDA_DEVICE_ORDER must stay PCI_BUS_ID so that CUDA

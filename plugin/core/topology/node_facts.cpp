@@ -34,7 +34,7 @@ constexpr KeyField kKeyFields[] = {
 std::string word(const std::string& value, const char* what) {
   if (value.empty()) return kNone;
   if (value == kNone || value.find_first_of(" \t\r\n") != std::string::npos)
-    throw PlanError(std::string("cannot record ") + what + " " + quoted(value) +
+    throw PlanError(std::string("cannot record ") + what + " " + plan::quoted(value) +
                     " in the node facts file");
   return value;
 }
@@ -79,7 +79,7 @@ struct Reader {
   void expect(const char* keyword, std::size_t count) const {
     if (words[0] != keyword || words.size() != count)
       throw error(std::string("expected '") + keyword + "' with " + std::to_string(count - 1) +
-                  " value(s), found " + quoted(words[0]) + " with " +
+                  " value(s), found " + plan::quoted(words[0]) + " with " +
                   std::to_string(words.size() - 1));
   }
   unsigned long long number(std::size_t i, unsigned long long max) const {
@@ -93,7 +93,7 @@ struct Reader {
     const std::string& w = words[i];
     if (w.size() < 3 || w.size() > 6 || w.compare(0, 2, "0x") != 0 ||
         w.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
-      throw error("field " + std::to_string(i) + " is not a PCI id: " + quoted(w));
+      throw error("field " + std::to_string(i) + " is not a PCI id: " + plan::quoted(w));
     return static_cast<unsigned>(std::stoul(w.substr(2), nullptr, 16));
   }
   CpuList cpus(std::size_t i) const {
@@ -136,7 +136,7 @@ NicKind nic_kind(const Reader& r, std::size_t i) {
   for (NicKind k : {NicKind::InfiniBand, NicKind::RoCE, NicKind::Slingshot, NicKind::Ethernet,
                     NicKind::Efa, NicKind::Other})
     if (r.words[i] == nic_kind_name(k)) return k;
-  throw r.error("unknown NIC kind " + quoted(r.words[i]));
+  throw r.error("unknown NIC kind " + plan::quoted(r.words[i]));
 }
 
 }  // namespace
@@ -180,7 +180,8 @@ DecodedNodeFacts decode_node_facts(const std::string& text) {
   std::string magic;
   std::getline(r.in, magic);
   r.line_no = 1;
-  if (magic != kMagic) throw r.error("not a node facts file of this format (" + quoted(magic) + ")");
+  if (magic != kMagic)
+    throw r.error("not a node facts file of this format (" + plan::quoted(magic) + ")");
   for (const auto& f : kKeyFields) {
     if (!r.next()) throw r.error("ends before its key");
     r.expect("key", 3);
@@ -221,7 +222,7 @@ DecodedNodeFacts decode_node_facts(const std::string& text) {
     const auto ports = r.number(4, 256);
     n.locality = r.locality(5);
     for (unsigned long long j = 0; j < ports; ++j) {
-      if (!r.next()) throw r.error("ends inside the ports of " + quoted(n.name));
+      if (!r.next()) throw r.error("ends inside the ports of " + plan::quoted(n.name));
       r.expect("port", 5);
       NicPort p;
       p.number = static_cast<unsigned>(r.number(1, 999));

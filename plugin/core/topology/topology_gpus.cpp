@@ -2,6 +2,7 @@
 #include <iterator>
 #include <map>
 
+#include "parse.hpp"
 #include "topology_hwloc.hpp"
 
 namespace ddp::plan::hwloc_walk {
@@ -20,10 +21,6 @@ constexpr unsigned kClassBridgeOther = 0x0680;   // NVSwitch
 // AMD's vendor id and class 0x0300, and the radeon driver even gives them a DRM card, so only
 // the device id tells them apart from a Radeon that ROCm can use.
 constexpr unsigned kAtiServerVga[] = {0x515e, 0x5969, 0x5159, 0x4752};
-
-bool starts_with(const std::string& s, const char* prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
 
 // The name users and tools use for the device wins: CUDA ordinal, NVML/ROCm SMI index. OpenCL
 // and DRM names (card1, renderD128, controlD65) identify the device only to hwloc.

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "parse.hpp"
 #include "topology_hwloc.hpp"
 
 namespace ddp::plan {
@@ -31,8 +32,6 @@ constexpr unsigned kCray = 0x17db;  // Cassini, the Slingshot 200/400 NIC
 constexpr unsigned kClassEthernet = 0x0200;
 constexpr unsigned kClassInfiniBand = 0x0207;
 constexpr const char* kPortActive = "4";  // IB_PORT_ACTIVE
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // HCA port numbers are small and 1-based; anything else is not a port number.
 std::optional<unsigned> port_number(const std::string& digits) {
