@@ -5,9 +5,11 @@
 #include "error.hpp"
 
 namespace ddp::monitor {
-namespace {
 
-// NVML's C ABI (nvml.h), the part used here.
+// NVML's C ABI (nvml.h), the part used here. Named, not anonymous: Nvml::Api, a class of the
+// header's, has fields of these types.
+namespace nvml_h {
+
 using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
@@ -21,20 +23,20 @@ struct nvmlMemory_t {
   unsigned long long used;
 };
 
-}  // namespace
+}  // namespace nvml_h
 
 struct Nvml::Api {
-  nvmlReturn_t (*init)();
-  nvmlReturn_t (*shutdown)();
-  const char* (*error_string)(nvmlReturn_t);
-  nvmlReturn_t (*by_index)(unsigned int, nvmlDevice_t*);
-  nvmlReturn_t (*by_bus_id)(const char*, nvmlDevice_t*);
-  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int);
-  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
-  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*);
+  nvml_h::nvmlReturn_t (*init)();
+  nvml_h::nvmlReturn_t (*shutdown)();
+  const char* (*error_string)(nvml_h::nvmlReturn_t);
+  nvml_h::nvmlReturn_t (*by_index)(unsigned int, nvml_h::nvmlDevice_t*);
+  nvml_h::nvmlReturn_t (*by_bus_id)(const char*, nvml_h::nvmlDevice_t*);
+  nvml_h::nvmlReturn_t (*name)(nvml_h::nvmlDevice_t, char*, unsigned int);
+  nvml_h::nvmlReturn_t (*utilization)(nvml_h::nvmlDevice_t, nvml_h::nvmlUtilization_t*);
+  nvml_h::nvmlReturn_t (*memory)(nvml_h::nvmlDevice_t, nvml_h::nvmlMemory_t*);
+  nvml_h::nvmlReturn_t (*power)(nvml_h::nvmlDevice_t, unsigned int*);
 
-  std::string words(nvmlReturn_t rc) const {
+  std::string words(nvml_h::nvmlReturn_t rc) const {
     const char* s = error_string ? error_string(rc) : nullptr;
     return s ? std::string(s) : "NVML error " + std::to_string(rc);
   }
@@ -69,8 +71,8 @@ std::unique_ptr<Nvml> Nvml::open() {
     bind(lib, "nvmlDeviceGetUtilizationRates", api->utilization);
     bind(lib, "nvmlDeviceGetMemoryInfo", api->memory);
     bind(lib, "nvmlDeviceGetPowerUsage", api->power);
-    const nvmlReturn_t rc = api->init();
-    if (rc != NVML_SUCCESS) throw plan::PlanError("nvmlInit: " + api->words(rc));
+    const nvml_h::nvmlReturn_t rc = api->init();
+    if (rc != nvml_h::NVML_SUCCESS) throw plan::PlanError("nvmlInit: " + api->words(rc));
   } catch (...) {
     dlclose(lib);
     throw;
@@ -86,10 +88,10 @@ Nvml::~Nvml() {
 }
 
 Nvml::Device Nvml::device(const GpuTarget& target) const {
-  nvmlDevice_t dev = nullptr;
-  const nvmlReturn_t rc = target.busid.empty() ? api_->by_index(target.index, &dev)
+  nvml_h::nvmlDevice_t dev = nullptr;
+  const nvml_h::nvmlReturn_t rc = target.busid.empty() ? api_->by_index(target.index, &dev)
                                                : api_->by_bus_id(target.busid.c_str(), &dev);
-  if (rc != NVML_SUCCESS)
+  if (rc != nvml_h::NVML_SUCCESS)
     throw plan::PlanError("NVML does not know GPU " + std::to_string(target.index) +
                           (target.busid.empty() ? "" : " (" + target.busid + ")") + ": " +
                           api_->words(rc));
@@ -101,9 +103,9 @@ GpuInfo Nvml::info(Device dev, const GpuTarget& target) const {
   i.gpu = target.index;
   i.busid = target.busid;
   char name[96] = {};
-  if (api_->name(dev, name, sizeof name - 1) == NVML_SUCCESS) i.name = name;
-  nvmlMemory_t mem{};
-  if (api_->memory(dev, &mem) == NVML_SUCCESS)
+  if (api_->name(dev, name, sizeof name - 1) == nvml_h::NVML_SUCCESS) i.name = name;
+  nvml_h::nvmlMemory_t mem{};
+  if (api_->memory(dev, &mem) == nvml_h::NVML_SUCCESS)
     i.mem_total_mib = static_cast<double>(mem.total) / (1024.0 * 1024.0);
   return i;
 }
@@ -111,13 +113,13 @@ GpuInfo Nvml::info(Device dev, const GpuTarget& target) const {
 GpuSample Nvml::sample(Device dev, unsigned gpu) const {
   GpuSample s;
   s.gpu = gpu;
-  nvmlUtilization_t util{};
-  if (api_->utilization(dev, &util) == NVML_SUCCESS) s.util = util.gpu;
-  nvmlMemory_t mem{};
-  if (api_->memory(dev, &mem) == NVML_SUCCESS)
+  nvml_h::nvmlUtilization_t util{};
+  if (api_->utilization(dev, &util) == nvml_h::NVML_SUCCESS) s.util = util.gpu;
+  nvml_h::nvmlMemory_t mem{};
+  if (api_->memory(dev, &mem) == nvml_h::NVML_SUCCESS)
     s.mem_used_mib = static_cast<double>(mem.used) / (1024.0 * 1024.0);
   unsigned int milliwatts = 0;
-  if (api_->power(dev, &milliwatts) == NVML_SUCCESS) s.power_w = milliwatts / 1000.0;
+  if (api_->power(dev, &milliwatts) == nvml_h::NVML_SUCCESS) s.power_w = milliwatts / 1000.0;
   return s;
 }
 

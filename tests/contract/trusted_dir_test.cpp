@@ -31,8 +31,6 @@ class TrustedDirTest : public ::testing::Test {
   fs::path root_;
 };
 
-}  // namespace
-
 TEST_F(TrustedDirTest, MakesWhatIsMissingWithoutWritesForOthers) {
   const mode_t old = umask(0);  // a careless user's umask: still no directory others may write
   const auto dir = open(root_ / "a" / "b", true);
@@ -95,3 +93,5 @@ TEST_F(TrustedDirTest, EveryDirectoryOnTheWayIsRootsOrTheOwners) {
   ASSERT_EQ(chown((root_ / "theirs").c_str(), 1234, 1234), 0);
   EXPECT_TRUE(p::open_trusted_dir((root_ / "theirs" / "mine").string(), 1234, false));
 }
+
+}  // namespace
